@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# test.sh -- every test the project has, from nothing, as `make test` runs it.
+#
+# One script so that a developer, `.ci/run` and GitHub Actions run the same
+# steps: the release build's tests, the same tests under ASan and UBSan, the
+# threaded tests under TSan, the arm64 build under qemu-user and the macOS
+# cross build where this machine can do them. Each stage prints its ctest
+# summary; the script ends with one "N passed, N failed" line over stages
+# and fails if any stage failed.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
+werror=()
+[[ -n "${CI:-}" ]] && werror=(-DGB_WERROR=ON)
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+
+# Stages to run: all by default, or those named in GB_TEST_STAGES.
+stages="${GB_TEST_STAGES:-release debug tsan arm64 macos}"
+os="$(uname -s)"
+arch="$(uname -m)"
+
+passed=0
+failed=0
+failed_names=()
+
+stage() {
+    local name="$1"
+    shift
+    echo "=== stage: $name"
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        failed_names+=("$name")
+    fi
+}
+
+preset() {
+    local p="$1"
+    cmake --preset "$p" "${generator[@]}" "${werror[@]}" &&
+        cmake --build --preset "$p" --parallel "$jobs" &&
+        ctest --preset "$p" --parallel "$jobs"
+}
+
+for s in $stages; do
+    case "$s" in
+        release | debug | tsan) stage "$s" preset "$s" ;;
+        arm64)
+            if [[ "$os" == Linux && "$arch" == x86_64 ]]; then
+                stage arm64 ci/cross-arm64.sh "${generator[@]}" "${werror[@]}"
+            else
+                echo "=== stage arm64: only cross-built from x86-64 Linux (this is $os $arch)"
+            fi
+            ;;
+        macos)
+            if [[ "$os" == Linux && "$arch" == x86_64 ]]; then
+                stage macos ci/cross-macos.sh "${generator[@]}" "${werror[@]}"
+            else
+                echo "=== stage macos: only cross-built from x86-64 Linux (this is $os $arch)"
+            fi
+            ;;
+        *) echo "test.sh: unknown stage $s" >&2; exit 2 ;;
+    esac
+done
+
+if ((failed)); then
+    echo "failed stages: ${failed_names[*]}"
+fi
+echo "stages: $passed passed, $failed failed"
+((failed == 0))

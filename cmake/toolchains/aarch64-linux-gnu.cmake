@@ -1,0 +1,27 @@
+# aarch64-linux-gnu.cmake -- cross-compile for aarch64 Linux with Debian's GNU cross toolchain; tests run under qemu-user.
+#
+# Use: cmake -S . -B build/arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
+# (ci/cross-arm64.sh does this). Needs gcc-aarch64-linux-gnu,
+# libc6-dev-arm64-cross and qemu-user (ci/install-deps.sh cross-arm64).
+# CMAKE_CROSSCOMPILING_EMULATOR makes ctest (and try_run, and add_test
+# commands naming an executable target) run aarch64 binaries through
+# qemu-aarch64, with -L pointing it at the cross libc's dynamic loader.
+
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR aarch64)
+
+set(CMAKE_C_COMPILER   aarch64-linux-gnu-gcc)
+set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
+set(CMAKE_ASM_COMPILER aarch64-linux-gnu-gcc)
+
+set(CMAKE_CROSSCOMPILING_EMULATOR "qemu-aarch64;-L;/usr/aarch64-linux-gnu")
+
+# Headers/libraries/packages only from the cross sysroot; programs from the host.
+set(CMAKE_FIND_ROOT_PATH /usr/aarch64-linux-gnu)
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+
+# pkg-config must not hand out the host's x86_64 .pc files.
+set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/aarch64-linux-gnu/lib/pkgconfig:/usr/share/pkgconfig")

@@ -1,0 +1,237 @@
+/* giveback.h -- a region runtime whose freed memory leaves the process.
+ *
+ * A thread (and each coroutine) has a stack of regions. Allocation bumps a
+ * pointer in the innermost region; leaving a region gives all of its memory
+ * back at once, and "back" means back to the operating system: large blocks
+ * are the runtime's own mappings and are unmapped, or come from a malloc whose
+ * policy is known to return them. Suspended coroutines whose stacks still
+ * point into a left region keep it alive (it is retired, not freed) until
+ * nothing points into it any more.
+ *
+ * Every function here either does what its comment promises or stops the
+ * process with a message on stderr that names the mistake ("giveback: ...").
+ * Misuse is never silently ignored and never returns an error code that could
+ * be forgotten; running out of memory is reported the same way.
+ */
+#ifndef GIVEBACK_H
+#define GIVEBACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(GB_BUILDING) && (defined(__GNUC__) || defined(__clang__))
+#define GB_API __attribute__((visibility("default")))
+#else
+#define GB_API
+#endif
+
+#define GB_VERSION_MAJOR 0
+#define GB_VERSION_MINOR 1
+#define GB_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ init */
+
+/* Where region blocks come from.
+ *   GB_BLOCKS_MAP:  blocks of at least max(16 KiB, page size) are the
+ *                   runtime's own mappings (munmap on leave); smaller ones
+ *                   come from malloc.
+ *   GB_BLOCKS_HEAP: every block comes from malloc. On glibc a program build
+ *                   fixes malloc's mmap threshold so large blocks still leave.
+ *   GB_BLOCKS_AUTO: the environment variable GB_BLOCKS (map|heap|auto)
+ *                   decides; unset or auto means map on macOS and in every
+ *                   library build, heap in a program build on glibc. */
+typedef enum gb_blocks { GB_BLOCKS_AUTO = 0, GB_BLOCKS_MAP, GB_BLOCKS_HEAP } gb_blocks;
+
+/* How a mapped block grows in place of realloc.
+ *   GB_GROW_REMAP: mremap where the OS has it (Linux).
+ *   GB_GROW_COPY:  map a new block, copy, unmap the old one (the only way on
+ *                  macOS; selectable everywhere so the path is tested).
+ *   GB_GROW_AUTO:  GB_GROW (remap|copy|auto) decides; default remap where
+ *                  the OS has it, else copy. */
+typedef enum gb_growth { GB_GROW_AUTO = 0, GB_GROW_REMAP, GB_GROW_COPY } gb_growth;
+
+typedef struct gb_options {
+    gb_blocks blocks;
+    gb_growth growth;
+    /* Most mappings the runtime keeps at once (blocks, arenas, stacks).
+     * 0: derived from the OS limit (on Linux vm.max_map_count less an eighth
+     * left to the host, at least 1024 below it). Past it blocks come from
+     * malloc and the fallback is counted. */
+    size_t map_budget;
+    /* First block of a region and the cap of the geometric growth, in bytes.
+     * 0: defaults (4 KiB and 1 MiB). An allocation larger than the cap gets
+     * a block of its own. */
+    size_t first_block;
+    size_t block_cap;
+    /* Run a sweep every N calls of gb_safepoint(); 0 means never, unless the
+     * environment variable GB_STRESS=N is set. */
+    unsigned stress;
+} gb_options;
+
+/* Fills *o with the defaults (all AUTO / 0). */
+GB_API void gb_options_init(gb_options *o);
+
+/* Initialises the runtime once for the process. Optional: the first call
+ * into the runtime initialises it with the defaults. Calling it after that
+ * (or twice) stops the process: options that silently do nothing would hide
+ * bugs. A malformed GB_BLOCKS, GB_GROW or GB_STRESS stops it too. Thread-safe. */
+GB_API void gb_init(const gb_options *o);
+
+/* "program" or "library": a program build may tune process-wide malloc
+ * settings at init (the glibc mmap threshold); a library build never does. */
+GB_API const char *gb_build_kind(void);
+
+/* The block source and growth path in force ("map"/"heap", "remap"/"copy"). */
+GB_API const char *gb_blocks_name(void);
+GB_API const char *gb_growth_name(void);
+
+/* --------------------------------------------------------------- regions */
+
+typedef struct gb_region gb_region;
+
+/* Pushes a new, empty region on the running context's region stack (the
+ * thread's, or the running coroutine's) and returns it. Takes no memory
+ * until the first allocation. */
+GB_API gb_region *gb_enter(void);
+
+/* Pops r, which must be the innermost region of the running context, and
+ * gives its memory back to the OS at once, or retires it while a suspended
+ * coroutine's stack points into it. Stops the process if r is not innermost,
+ * was already left, or belongs to another thread or coroutine. */
+GB_API void gb_leave(gb_region *r);
+
+/* The innermost region of the running context, or NULL if there is none. */
+GB_API gb_region *gb_current(void);
+
+/* How many regions the running context has entered and not left. */
+GB_API size_t gb_depth(void);
+
+/* n bytes, 16-byte aligned, in the innermost region; valid until it is left.
+ * n == 0 returns a unique non-NULL pointer. Stops the process when there is
+ * no region, when n overflows, or when memory is exhausted. */
+GB_API void *gb_alloc(size_t n);
+
+/* Like gb_alloc, zeroed, for count elements of size bytes; stops on overflow
+ * of count * size. */
+GB_API void *gb_calloc(size_t count, size_t size);
+
+/* Like gb_alloc in region r, which must be on the running context's region
+ * stack (not necessarily innermost). Stops the process if r was left. */
+GB_API void *gb_alloc_in(gb_region *r, size_t n);
+
+/* Resizes the allocation p (old_n bytes, made in the innermost region) to
+ * new_n bytes. The last allocation of the region grows in place while its
+ * block has room; a large allocation that has a mapped block of its own grows
+ * that block (mremap, or map-copy-unmap). Otherwise a new allocation is made
+ * and old_n bytes copied; the old bytes stay until the region is left.
+ * p == NULL behaves as gb_alloc. Stops on overflow or exhaustion. */
+GB_API void *gb_realloc(void *p, size_t old_n, size_t new_n);
+
+/* Bytes the region holds from the OS or malloc (whole blocks, not what was
+ * asked for). */
+GB_API size_t gb_region_bytes(const gb_region *r);
+
+/* ------------------------------------------------------------ containers */
+
+/* A growable array of fixed-size elements, and a hash map from uint64_t keys
+ * to uint64_t values (a value may hold a pointer cast to uintptr_t). The
+ * container's struct lives in the region that was innermost when it was
+ * made (its holder region) and dies with it; using a container after its
+ * holder region was left is undefined, like any pointer into that region.
+ *
+ * Growth leaves the old storage as garbage in the holder region. Compaction
+ * moves the live contents into an arena of the container's own, which is
+ * bound to the holder region and given back when that region is left (or
+ * freed, if it was retired). Compaction runs by itself once the garbage a
+ * container left reaches GB_COMPACT_GARBAGE_PERCENT of its live storage (and
+ * 64 KiB): growth by doubling leaves about as much garbage as it keeps,
+ * and on request. A compacted container grows inside its arena. */
+#define GB_COMPACT_GARBAGE_PERCENT 50
+
+typedef struct gb_vec gb_vec;
+typedef struct gb_map gb_map;
+
+/* A new empty vec in the innermost region; stops if elem_size is 0. */
+GB_API gb_vec *gb_vec_new(size_t elem_size);
+/* Appends a copy of elem_size bytes at elem; returns where it was stored
+ * (valid until the next growth or compaction). */
+GB_API void *gb_vec_push(gb_vec *v, const void *elem);
+/* The element at i; stops the process if i >= length. */
+GB_API void *gb_vec_at(const gb_vec *v, size_t i);
+/* Copies the last element to out (if non-NULL) and removes it; stops if empty. */
+GB_API void gb_vec_pop(gb_vec *v, void *out);
+GB_API size_t gb_vec_len(const gb_vec *v);
+/* Moves the live elements into the vec's own arena now. */
+GB_API void gb_vec_compact(gb_vec *v);
+
+/* A new empty map in the innermost region. */
+GB_API gb_map *gb_map_new(void);
+/* Inserts or replaces. */
+GB_API void gb_map_put(gb_map *m, uint64_t key, uint64_t value);
+/* True and *value (if non-NULL) set when key is present. */
+GB_API bool gb_map_get(const gb_map *m, uint64_t key, uint64_t *value);
+/* True when key was present and is now removed. */
+GB_API bool gb_map_del(gb_map *m, uint64_t key);
+GB_API size_t gb_map_len(const gb_map *m);
+/* Moves the live entries into the map's own arena now. */
+GB_API void gb_map_compact(gb_map *m);
+
+/* Bytes of the container's own arena (0 until it is compacted), and bytes of
+ * garbage it has left in its holder region so far. */
+GB_API size_t gb_vec_arena_bytes(const gb_vec *v);
+GB_API size_t gb_map_arena_bytes(const gb_map *m);
+GB_API size_t gb_vec_garbage_bytes(const gb_vec *v);
+GB_API size_t gb_map_garbage_bytes(const gb_map *m);
+
+/* ----------------------------------------------------------------- stats */
+
+/* Exact counters, process-wide, read without stopping other threads (each
+ * field is exact; fields read while other threads work may be from slightly
+ * different moments). When every region has been left and every retired one
+ * freed, every "now" field except map_budget is 0. */
+typedef struct gb_stats {
+    /* now */
+    size_t bytes_mapped;     /* the runtime's own mappings, in bytes */
+    size_t bytes_heap;       /* bytes held from malloc for blocks and arenas */
+    size_t bytes_meta;       /* bytes held from malloc for descriptors */
+    size_t mappings;         /* the runtime's own mappings */
+    size_t map_budget;       /* the most it will keep */
+    size_t regions_live;     /* entered, not left */
+    size_t regions_retired;  /* left, kept because something pinned them */
+    size_t bytes_retired;    /* bytes held by retired regions */
+    size_t blocks_live;      /* blocks held by live and retired regions */
+    size_t arenas_live;      /* container arenas not yet given back */
+    size_t unmaps_pending;   /* ranges whose munmap failed, emptied, to unmap later */
+    /* since init */
+    uint64_t fallbacks_budget; /* blocks from malloc because the budget was used up */
+    uint64_t fallbacks_mmap;   /* blocks from malloc because mmap failed */
+    uint64_t unmap_failures;   /* munmap calls that failed (the range is emptied instead) */
+    uint64_t grows_remap;      /* blocks grown with mremap */
+    uint64_t grows_copy;       /* blocks grown by map-copy-unmap */
+    uint64_t compactions;      /* container compactions */
+} gb_stats;
+
+GB_API void gb_stats_get(gb_stats *out);
+
+/* The process's resident size as the OS reports it, in bytes. footprint is
+ * macOS's phys_footprint (0 elsewhere); lazy_free is Linux's LazyFree (pages
+ * given back with MADV_FREE that still count as resident; 0 elsewhere).
+ * Returns 0, or -1 if the OS would not say. */
+typedef struct gb_resident {
+    size_t rss;
+    size_t footprint;
+    size_t lazy_free;
+} gb_resident;
+
+GB_API int gb_resident_get(gb_resident *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GIVEBACK_H */

@@ -1,0 +1,162 @@
+/* chunk.c -- taking memory from the OS or malloc, and giving it back.
+ *
+ * Every byte the runtime holds passes through here, so the counters that
+ * gates and tests read are kept here, next to the calls they count. Two
+ * things can go wrong with mappings, and neither may crash or lose memory:
+ *   - the process may be near its mapping limit (vm.max_map_count). The
+ *     runtime keeps its own mappings under a budget; past it, and whenever
+ *     mmap fails, the chunk comes from malloc instead and the fallback is
+ *     counted;
+ *   - munmap itself can fail (Linux refuses with ENOMEM an unmap that would
+ *     split a mapping while the process is at the limit). The pages are
+ *     then emptied at once, which gives the memory back, and the range is
+ *     kept on a list, inside its own first page, to be unmapped later.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A range whose munmap failed; it sits in the range's first page. */
+typedef struct pending_unmap {
+    struct pending_unmap *next;
+    size_t size;
+} pending_unmap;
+
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static pending_unmap *pending;
+
+GB__NORETURN static void out_of_memory(size_t n, int map_errno)
+{
+    if (map_errno)
+        gb__die("out of memory: no chunk of %zu bytes (mmap: %s; malloc failed too)", n,
+                strerror(map_errno));
+    gb__die("out of memory: malloc of %zu bytes failed", n);
+}
+
+static bool reserve_mapping(void)
+{
+    size_t now = atomic_fetch_add_explicit(&gb__stat.mappings, 1, memory_order_relaxed);
+    if (now < gb__cfg.map_budget)
+        return true;
+    GB__SUB(mappings, 1);
+    return false;
+}
+
+static gb__chunk heap_chunk(size_t n, int map_errno)
+{
+    void *p = malloc(n);
+    if (!p)
+        out_of_memory(n, map_errno);
+    GB__ADD(bytes_heap, n);
+    return (gb__chunk){.base = p, .size = n, .src = GB__SRC_HEAP};
+}
+
+gb__chunk gb__chunk_get(size_t n)
+{
+    if (!gb__fix_chunk_is_mapped(n))
+        return heap_chunk(n, 0);
+    size_t size = gb__round_up(gb__add(n, gb__os.page_size - 1, "chunk"), gb__os.page_size);
+    if (!reserve_mapping()) {
+        GB__ADD(fallbacks_budget, 1);
+        return heap_chunk(n, 0);
+    }
+    void *p = gb__os.map(size);
+    if (!p) {
+        int e = errno;
+        GB__SUB(mappings, 1);
+        GB__ADD(fallbacks_mmap, 1);
+        return heap_chunk(n, e);
+    }
+    GB__ADD(bytes_mapped, size);
+    return (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP};
+}
+
+static void forget_mapping(size_t size)
+{
+    GB__SUB(bytes_mapped, size);
+    GB__SUB(mappings, 1);
+}
+
+void gb__chunk_retry_unmaps(void)
+{
+    if (atomic_load_explicit(&gb__stat.unmaps_pending, memory_order_relaxed) == 0)
+        return;
+    pthread_mutex_lock(&pending_lock);
+    pending_unmap **pp = &pending;
+    while (*pp) {
+        pending_unmap *u = *pp;
+        size_t size = u->size;
+        pending_unmap *next = u->next;
+        if (gb__os.unmap(u, size) == 0) {
+            *pp = next;
+            forget_mapping(size);
+            GB__SUB(unmaps_pending, 1);
+        } else {
+            pp = &u->next;
+        }
+    }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+static void unmap_or_defer(void *p, size_t size)
+{
+    gb__chunk_retry_unmaps();
+    if (gb__os.unmap(p, size) == 0) {
+        forget_mapping(size);
+        return;
+    }
+    /* The range stays mapped: empty it now so the memory leaves, and keep
+     * it to unmap once the process is below its limit again. */
+    GB__ADD(unmap_failures, 1);
+    (void)gb__os.release(p, size);
+    pending_unmap *u = p;
+    pthread_mutex_lock(&pending_lock);
+    u->next = pending;
+    u->size = size;
+    pending = u;
+    pthread_mutex_unlock(&pending_lock);
+    GB__ADD(unmaps_pending, 1);
+}
+
+void gb__chunk_put(gb__chunk c)
+{
+    if (c.src == GB__SRC_MAP) {
+        unmap_or_defer(c.base, c.size);
+    } else {
+        free(c.base);
+        GB__SUB(bytes_heap, c.size);
+    }
+}
+
+gb__chunk gb__chunk_grow(gb__chunk c, size_t used, size_t n)
+{
+    if (n <= c.size)
+        return c;
+    if (c.src == GB__SRC_MAP && gb__cfg.growth == GB_GROW_REMAP) {
+        size_t size = gb__round_up(gb__add(n, gb__os.page_size - 1, "chunk grow"), gb__os.page_size);
+        void *q = gb__os.remap(c.base, c.size, size);
+        if (q) {
+            GB__ADD(bytes_mapped, size - c.size);
+            GB__ADD(grows_remap, 1);
+            return (gb__chunk){.base = q, .size = size, .src = GB__SRC_MAP};
+        }
+        /* mremap failed (address space or limit): copying still works. */
+    }
+    if (c.src == GB__SRC_HEAP && !gb__fix_chunk_is_mapped(n)) {
+        void *q = realloc(c.base, n);
+        if (!q)
+            out_of_memory(n, 0);
+        GB__ADD(bytes_heap, n - c.size);
+        return (gb__chunk){.base = q, .size = n, .src = GB__SRC_HEAP};
+    }
+    /* Map anew, copy, give the old one back: the only way on an OS without
+     * mremap, and how a small malloc'd chunk becomes a mapping. */
+    gb__chunk d = gb__chunk_get(n);
+    memcpy(d.base, c.base, used);
+    gb__chunk_put(c);
+    GB__ADD(grows_copy, 1);
+    return d;
+}

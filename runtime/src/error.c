@@ -1,0 +1,40 @@
+/* error.c -- how the runtime stops.
+ *
+ * Misuse (leaving a region that is not innermost, a size that overflows)
+ * and exhaustion are not returned as codes that a caller could drop: the
+ * process stops with one line on stderr that names the mistake, and abort()
+ * leaves a core and a stack for the debugger.
+ */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void gb__die(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "giveback: %s\n", msg);
+    fflush(stderr);
+    abort();
+}
+
+size_t gb__add(size_t a, size_t b, const char *what)
+{
+    size_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        gb__die("%s: size overflows (%zu + %zu)", what, a, b);
+    return r;
+}
+
+size_t gb__mul(size_t a, size_t b, const char *what)
+{
+    size_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        gb__die("%s: size overflows (%zu * %zu)", what, a, b);
+    return r;
+}

@@ -1,0 +1,154 @@
+/* init.c -- options, environment and the one-time initialisation.
+ *
+ * The runtime settles its configuration once per process: the OS table, the
+ * block source, the growth path, the mapping budget and, in a program build
+ * on glibc, malloc's mmap threshold. An explicit option wins; an AUTO option
+ * defers to the environment (GB_BLOCKS, GB_GROW, GB_STRESS), so that an
+ * unchanged program can be run under every choice; a malformed variable
+ * stops the process rather than being ignored.
+ */
+#include "internal.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+gb__config gb__cfg;
+atomic_int gb__inited; /* 0 none, 1 in progress, 2 done */
+
+void gb_options_init(gb_options *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+static gb_blocks blocks_from_env(void)
+{
+    const char *v = getenv("GB_BLOCKS");
+    if (!v || !*v || strcmp(v, "auto") == 0)
+        return GB_BLOCKS_AUTO;
+    if (strcmp(v, "map") == 0)
+        return GB_BLOCKS_MAP;
+    if (strcmp(v, "heap") == 0)
+        return GB_BLOCKS_HEAP;
+    gb__die("GB_BLOCKS=%s: expected map, heap or auto", v);
+}
+
+static gb_growth growth_from_env(void)
+{
+    const char *v = getenv("GB_GROW");
+    if (!v || !*v || strcmp(v, "auto") == 0)
+        return GB_GROW_AUTO;
+    if (strcmp(v, "remap") == 0)
+        return GB_GROW_REMAP;
+    if (strcmp(v, "copy") == 0)
+        return GB_GROW_COPY;
+    gb__die("GB_GROW=%s: expected remap, copy or auto", v);
+}
+
+static unsigned stress_from_env(void)
+{
+    const char *v = getenv("GB_STRESS");
+    if (!v || !*v)
+        return 0;
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (*end || n > 1000000000ul || v[0] == '-')
+        gb__die("GB_STRESS=%s: expected a whole number of safepoints (0 turns it off)", v);
+    return (unsigned)n;
+}
+
+/* The budget leaves the host an eighth of the OS limit, and at least 1024
+ * mappings, for its own libraries, threads and malloc. */
+static size_t default_budget(size_t limit)
+{
+    if (limit == 0)
+        return SIZE_MAX / 2;
+    size_t reserve = limit / 8 > 1024 ? limit / 8 : 1024;
+    return limit > reserve * 2 ? limit - reserve : limit / 2;
+}
+
+static void configure(const gb_options *o)
+{
+    gb__os_init();
+    gb__config c = {0};
+
+    c.blocks = o->blocks != GB_BLOCKS_AUTO ? o->blocks : blocks_from_env();
+    if (c.blocks == GB_BLOCKS_AUTO)
+        c.blocks = gb__program_build && gb__os.malloc_threshold_tunable ? GB_BLOCKS_HEAP : GB_BLOCKS_MAP;
+    else if (c.blocks != GB_BLOCKS_MAP && c.blocks != GB_BLOCKS_HEAP)
+        gb__die("gb_init: blocks=%d is not a gb_blocks value", (int)c.blocks);
+
+    c.growth = o->growth != GB_GROW_AUTO ? o->growth : growth_from_env();
+    if (c.growth == GB_GROW_AUTO)
+        c.growth = gb__os.remap ? GB_GROW_REMAP : GB_GROW_COPY;
+    else if (c.growth != GB_GROW_REMAP && c.growth != GB_GROW_COPY)
+        gb__die("gb_init: growth=%d is not a gb_growth value", (int)c.growth);
+    if (c.growth == GB_GROW_REMAP && !gb__os.remap)
+        gb__die("growth path remap asked for, but %s has no mremap (use copy)", gb__os.name);
+
+    c.map_min = gb__os.page_size > GB__MAP_MIN ? gb__os.page_size : GB__MAP_MIN;
+    c.map_budget = o->map_budget ? o->map_budget : default_budget(gb__os.map_limit);
+    c.first_block = o->first_block ? o->first_block : 4 * GB__KIB;
+    c.block_cap = o->block_cap ? o->block_cap : GB__MIB;
+    if (c.first_block < 256 || c.block_cap < c.first_block)
+        gb__die("gb_init: first_block (%zu) must be at least 256 and at most block_cap (%zu)",
+                c.first_block, c.block_cap);
+    c.stress = o->stress ? o->stress : stress_from_env();
+
+    /* A library build is a guest: it must not change a process-wide malloc
+     * setting behind its host's back. */
+    if (gb__program_build && gb__os.malloc_threshold_tunable)
+        c.threshold_fixed = gb__fix_malloc_threshold();
+
+    gb__cfg = c;
+}
+
+static void init_with(const gb_options *o, bool explicit_call)
+{
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&gb__inited, &expected, 1)) {
+        configure(o);
+        atomic_store_explicit(&gb__inited, 2, memory_order_release);
+        return;
+    }
+    if (explicit_call)
+        gb__die("gb_init called after the runtime was already initialised "
+                "(call it once, before any other gb_ function)");
+    /* Another thread is initialising: wait for it to publish the config. */
+    while (atomic_load_explicit(&gb__inited, memory_order_acquire) != 2)
+        sched_yield();
+}
+
+void gb__init_slow(void)
+{
+    gb_options o;
+    gb_options_init(&o);
+    init_with(&o, false);
+}
+
+void gb_init(const gb_options *o)
+{
+    gb_options d;
+    if (!o) {
+        gb_options_init(&d);
+        o = &d;
+    }
+    init_with(o, true);
+}
+
+const char *gb_build_kind(void)
+{
+    return gb__program_build ? "program" : "library";
+}
+
+const char *gb_blocks_name(void)
+{
+    gb__ensure_init();
+    return gb__cfg.blocks == GB_BLOCKS_MAP ? "map" : "heap";
+}
+
+const char *gb_growth_name(void)
+{
+    gb__ensure_init();
+    return gb__cfg.growth == GB_GROW_REMAP ? "remap" : "copy";
+}

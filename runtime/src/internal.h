@@ -1,0 +1,259 @@
+/* internal.h -- the runtime's structures and the invariants they keep.
+ *
+ * Everything here is internal (gb__ names, hidden visibility in the shared
+ * library). The invariants are written at the struct they govern, so that a
+ * change to one of these structs is checked against them first.
+ */
+#ifndef GB_INTERNAL_H
+#define GB_INTERNAL_H
+
+#include "giveback.h"
+#include "os/os.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GB__NORETURN __attribute__((noreturn))
+#define GB__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define GB__LIKELY(x) __builtin_expect(!!(x), 1)
+#define GB__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define GB__NORETURN
+#define GB__PRINTF(f, a)
+#define GB__LIKELY(x) (x)
+#define GB__UNLIKELY(x) (x)
+#endif
+
+#define GB__ALIGN 16
+#define GB__KIB ((size_t)1024)
+#define GB__MIB (GB__KIB * 1024)
+
+/* The smallest block worth a mapping of its own: 16 KiB, the page size on
+ * Apple Silicon, or the page size if larger. Mapping smaller blocks one at a
+ * time would round each up to a page. */
+#define GB__MAP_MIN (16 * GB__KIB)
+
+/* The glibc mmap threshold a program build fixes (the article's 64 KiB). */
+#define GB__FIXED_THRESHOLD (64 * GB__KIB)
+
+/* ---------------------------------------------------------------- errors */
+
+/* Prints "giveback: <message>" and aborts. Misuse and exhaustion both end
+ * here; the message names the mistake. */
+GB__NORETURN GB__PRINTF(1, 2) void gb__die(const char *fmt, ...);
+
+/* ---------------------------------------------------------------- config */
+
+/* Settled at init and read-only afterwards. */
+typedef struct gb__config {
+    gb_blocks blocks;     /* MAP or HEAP, never AUTO after init */
+    gb_growth growth;     /* REMAP or COPY, never AUTO after init */
+    size_t map_min;       /* smallest mapped block: max(GB__MAP_MIN, page) */
+    size_t map_budget;
+    size_t first_block;
+    size_t block_cap;
+    unsigned stress;
+    bool threshold_fixed; /* this init called mallopt */
+} gb__config;
+
+extern gb__config gb__cfg;
+extern const int gb__program_build; /* 1 in the program build, 0 in the library */
+
+/* Initialises on first use; cheap once done. */
+void gb__init_slow(void);
+extern atomic_int gb__inited;
+static inline void gb__ensure_init(void)
+{
+    if (GB__UNLIKELY(atomic_load_explicit(&gb__inited, memory_order_acquire) != 2))
+        gb__init_slow();
+}
+
+/* ----------------------------------------------------------------- stats */
+
+/* The process-wide counters behind gb_stats. Each is updated with a relaxed
+ * atomic add next to the action it counts, never estimated. */
+typedef struct gb__counters {
+    atomic_size_t bytes_mapped, bytes_heap, bytes_meta, mappings;
+    atomic_size_t regions_live, regions_retired, bytes_retired;
+    atomic_size_t blocks_live, arenas_live, unmaps_pending;
+    atomic_uint_fast64_t fallbacks_budget, fallbacks_mmap, unmap_failures;
+    atomic_uint_fast64_t grows_remap, grows_copy, compactions;
+} gb__counters;
+
+extern gb__counters gb__stat;
+
+#define GB__ADD(field, n) atomic_fetch_add_explicit(&gb__stat.field, (n), memory_order_relaxed)
+#define GB__SUB(field, n) atomic_fetch_sub_explicit(&gb__stat.field, (n), memory_order_relaxed)
+
+/* ---------------------------------------------------------------- chunks */
+
+/* Where a chunk of memory came from. */
+typedef enum gb__src {
+    GB__SRC_MAP = 1,  /* the runtime's own mapping */
+    GB__SRC_HEAP = 2, /* malloc */
+} gb__src;
+
+/* A chunk: the unit the runtime takes from the OS or malloc and gives back
+ * whole. Region blocks and container arenas are chunks.
+ *   - size is what was taken: page-rounded for MAP, exact for HEAP;
+ *   - a MAP chunk counts once in gb__stat.mappings and size in bytes_mapped
+ *     from gb__chunk_get until gb__chunk_put; a HEAP chunk counts size in
+ *     bytes_heap over the same span. */
+typedef struct gb__chunk {
+    void *base;
+    size_t size;
+    gb__src src;
+} gb__chunk;
+
+/* Takes a chunk of at least n bytes. The block source decides MAP or HEAP
+ * (fix/block_map.c); a MAP request past the mapping budget or whose mmap
+ * fails becomes a HEAP chunk and is counted as a fallback. Stops the
+ * process when even malloc fails. */
+gb__chunk gb__chunk_get(size_t n);
+
+/* Gives a chunk back: munmap for MAP (when munmap fails the pages are
+ * emptied now and the range is unmapped later), free for HEAP. */
+void gb__chunk_put(gb__chunk c);
+
+/* Grows a chunk to at least n bytes keeping its contents: mremap or
+ * map-copy-unmap for MAP chunks (by gb__cfg.growth), realloc for HEAP. */
+gb__chunk gb__chunk_grow(gb__chunk c, size_t used, size_t n);
+
+/* Tries again to unmap the ranges whose munmap failed. */
+void gb__chunk_retry_unmaps(void);
+
+/* The block-source fix (fix/block_map.c): whether a chunk of n bytes should
+ * be the runtime's own mapping. */
+bool gb__fix_chunk_is_mapped(size_t n);
+
+/* The threshold fix (fix/threshold.c): at init of a program build, fix
+ * glibc's mmap threshold unless the user chose one. Returns true when it did. */
+bool gb__fix_malloc_threshold(void);
+
+/* --------------------------------------------------------------- regions */
+
+/* A block of a region: a chunk whose first bytes are this header, followed
+ * by bump-allocated memory. Blocks of a region form a list, newest first,
+ * except that a "solo" block made for one large allocation is linked behind
+ * the current block, so the current block's free space is not lost. */
+typedef struct gb__block {
+    struct gb__block *next;
+    gb__chunk chunk;
+    bool solo;
+} gb__block;
+
+#define GB__BLOCK_HDR ((sizeof(gb__block) + GB__ALIGN - 1) & ~(size_t)(GB__ALIGN - 1))
+
+typedef struct gb__arena gb__arena;
+
+/* The region stack of one context: the thread itself, or one coroutine.
+ * top is the innermost live region; each region's parent is the next one
+ * out; depth counts them. */
+typedef struct gb__rstack {
+    gb_region *top;
+    size_t depth;
+} gb__rstack;
+
+typedef enum gb__rstate {
+    GB__LIVE = 1,    /* on its context's stack */
+    GB__RETIRED = 2, /* left, kept because a suspended stack pointed into it */
+} gb__rstate;
+
+/* A region. The descriptor is malloc'd (counted in bytes_meta) so that a
+ * left region's handle can be checked without touching freed memory: the
+ * checks compare the handle with the regions on the stack, and never read
+ * through a handle that is not found there.
+ *   - bump <= end, both inside cur_block, the newest non-solo block (all
+ *     three NULL before the first block); everything below bump is taken;
+ *   - last is the start of the most recent allocation (NULL if none) and
+ *     last_block the block holding it: only that allocation grows in place;
+ *   - bytes is the sum of the sizes of blocks (not of arenas);
+ *   - arenas lists the container arenas bound to this region, which are
+ *     given back when the region is;
+ *   - a LIVE region is on exactly one context stack; a RETIRED region is on
+ *     its thread's retired list and on no stack. */
+struct gb_region {
+    char *bump, *end;
+    gb__block *cur_block;
+    void *last;
+    gb__block *last_block;
+    gb__block *blocks;
+    gb_region *parent;
+    gb__rstack *stack;
+    size_t next_size;
+    size_t nblocks;
+    size_t bytes;
+    gb__arena *arenas;
+    gb__rstate state;
+    /* Retirement bookkeeping, owned by pin.c. */
+    gb_region *rnext, *rprev;
+    void *witness;
+    uint64_t witness_serial;
+};
+
+/* Per-thread state. */
+typedef struct gb__thread {
+    gb__rstack main_stack; /* the thread's own region stack */
+    gb__rstack *cur;       /* the running context's region stack */
+} gb__thread;
+
+gb__thread *gb__self(void);
+
+/* Allocates n bytes in r, which the caller has checked is LIVE. */
+void *gb__region_alloc(gb_region *r, size_t n);
+
+/* Resizes allocation p of r (see gb_realloc); r must be LIVE. */
+void *gb__region_realloc(gb_region *r, void *p, size_t old_n, size_t new_n);
+
+/* Gives every block and arena of r back and frees the descriptor. */
+void gb__region_free(gb_region *r);
+
+/* Decides what happens to a region that was just popped: freed now, or
+ * retired while something pins it (pin.c). */
+void gb__region_release(gb_region *r);
+
+/* True when p points into one of r's blocks or arenas. */
+bool gb__region_contains(const gb_region *r, const void *p);
+
+/* ---------------------------------------------------------------- arenas */
+
+/* A container's own arena: a chunk holding the container's compacted
+ * storage. The descriptor is embedded in the container's struct; chunk.base
+ * is NULL until the first compaction. An open arena is bound to the region
+ * holding the container's struct (holder non-NULL, on that region's list)
+ * and is given back with it; a container gives back a chunk it replaces
+ * itself.
+ *   - while open, it counts once in gb__stat.arenas_live. */
+struct gb__arena {
+    gb__chunk chunk;
+    gb__arena *next, *prev;
+    gb_region *holder;
+};
+
+/* Opens a (closed) arena with a chunk of at least n bytes for a container
+ * held by region holder. */
+void gb__arena_open(gb__arena *a, gb_region *holder, size_t n);
+/* Gives the arena's chunk back and unbinds it. */
+void gb__arena_close(gb__arena *a);
+
+/* The arena-binding fix (fix/arena_bind.c): ties a newly opened arena to
+ * the region holding its container's struct. */
+void gb__fix_arena_bind(gb_region *holder, gb__arena *a);
+
+/* Links and unlinks an arena in its holder region's list. */
+void gb__arena_link(gb_region *r, gb__arena *a);
+void gb__arena_unlink(gb__arena *a);
+
+/* Overflow-checked arithmetic that stops the process naming `what`. */
+size_t gb__add(size_t a, size_t b, const char *what);
+size_t gb__mul(size_t a, size_t b, const char *what);
+
+static inline size_t gb__round_up(size_t n, size_t to)
+{
+    return (n + to - 1) & ~(to - 1);
+}
+
+#endif /* GB_INTERNAL_H */

@@ -1,0 +1,65 @@
+/* macos.c -- the OS layer on macOS.
+ *
+ * macOS has no mremap, so a mapped block grows by mapping anew, copying and
+ * unmapping (the caller does that when remap is NULL). Pages are emptied
+ * with MADV_FREE_REUSABLE, which drops them from phys_footprint at once; the
+ * resident size and the footprint come from task_info. There is no
+ * per-process mapping count limit like Linux's, and the default malloc
+ * (xzone) keeps freed blocks, with no threshold to fix: that is why
+ * GB_BLOCKS=auto maps blocks here.
+ */
+#include "os.h"
+#include "unix.h"
+
+#include <mach/mach.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+gb__os_table gb__os;
+
+static int macos_release(void *p, size_t n)
+{
+    /* MADV_FREE_REUSABLE takes the pages out of the footprint now; ps's RSS
+     * may lag until the kernel reclaims them, as the design notes say. */
+    return madvise(p, n, MADV_FREE_REUSABLE);
+}
+
+static int macos_resident(size_t *rss, size_t *footprint, size_t *lazy_free)
+{
+    task_vm_info_data_t info;
+    mach_msg_type_number_t count = TASK_VM_INFO_COUNT;
+    if (task_info(mach_task_self(), TASK_VM_INFO, (task_info_t)&info, &count) != KERN_SUCCESS)
+        return -1;
+    *rss = (size_t)info.resident_size;
+    *footprint = (size_t)info.phys_footprint;
+    *lazy_free = 0;
+    return 0;
+}
+
+void gb__os_init(void)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    gb__os = (gb__os_table){
+        .map = gb__unix_map,
+        .unmap = gb__unix_unmap,
+        .release = macos_release,
+        .protect_none = gb__unix_protect_none,
+        .remap = NULL,
+        .resident = macos_resident,
+        .page_size = ps > 0 ? (size_t)ps : 16384,
+        .map_limit = 0,
+        .name = "macos",
+        .malloc_threshold_tunable = false,
+    };
+}
+
+bool gb__os_malloc_set_threshold(size_t n)
+{
+    (void)n;
+    return false;
+}
+
+bool gb__os_malloc_threshold_chosen(void)
+{
+    return false;
+}

@@ -1,0 +1,75 @@
+/* os.h -- the one interface between the runtime and the operating system.
+ *
+ * Everything the runtime asks of the OS goes through the table gb__os, one
+ * line of promise per primitive. Each OS has one file (os/linux.c,
+ * os/macos.c) that fills the table, and CMake compiles only the one for the
+ * target; the code above this header never tests which OS it runs on. The
+ * table is writable on purpose: unit tests swap single entries for fakes
+ * that count unmaps or fail on demand, as jemalloc's hook tables allow.
+ */
+#ifndef GB_OS_H
+#define GB_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct gb__os_table {
+    /* Maps n bytes (a multiple of the page size) of zeroed, readable and
+     * writable private memory. Returns NULL, with errno set, on failure. */
+    void *(*map)(size_t n);
+
+    /* Unmaps [p, p+n). Returns 0, or -1 with errno set; on failure the range
+     * is still mapped and unchanged (Linux refuses with ENOMEM when the unmap
+     * would split a mapping while the process is at vm.max_map_count). */
+    int (*unmap)(void *p, size_t n);
+
+    /* Gives the pages of [p, p+n) back to the OS now, keeping the range
+     * mapped and reading as zero afterwards (MADV_DONTNEED on Linux). The
+     * resident size drops at once; MADV_FREE, which leaves pages counted
+     * until the kernel wants them, must not be used. Returns 0 or -1. */
+    int (*release)(void *p, size_t n);
+
+    /* Makes [p, p+n) inaccessible (a guard). Returns 0 or -1. */
+    int (*protect_none)(void *p, size_t n);
+
+    /* Grows the mapping [p, p+old_n) to new_n bytes, moving it if it must,
+     * and returns its new address; the contents are kept. NULL when the OS
+     * has no such call (then the caller maps, copies and unmaps) or when it
+     * failed, with the old mapping intact. */
+    void *(*remap)(void *p, size_t old_n, size_t new_n);
+
+    /* Reads the process's resident size exactly (bytes), with the macOS
+     * footprint and the Linux LazyFree where those exist (else 0). */
+    int (*resident)(size_t *rss, size_t *footprint, size_t *lazy_free);
+
+    /* The page size, in bytes. */
+    size_t page_size;
+
+    /* How many mappings the process may have in all (vm.max_map_count on
+     * Linux); 0 when the OS sets no such limit. Read once at init. */
+    size_t map_limit;
+
+    /* The OS name, for messages. */
+    const char *name;
+
+    /* Which block source GB_BLOCKS=auto picks in a program build: true when
+     * malloc's own policy can be fixed to return large blocks (glibc). */
+    bool malloc_threshold_tunable;
+} gb__os_table;
+
+extern gb__os_table gb__os;
+
+/* Fills gb__os for this OS. Called once, at init, before anything else. */
+void gb__os_init(void);
+
+/* Sets malloc's mmap threshold to n bytes, which also turns its dynamic
+ * adjustment off. Returns true when it changed the setting; a no-op
+ * returning false where malloc has no such setting. */
+bool gb__os_malloc_set_threshold(size_t n);
+
+/* True when the environment already chose malloc's mmap threshold
+ * (MALLOC_MMAP_THRESHOLD_, or a glibc.malloc.mmap_threshold tunable in
+ * GLIBC_TUNABLES). */
+bool gb__os_malloc_threshold_chosen(void);
+
+#endif /* GB_OS_H */

@@ -1,0 +1,11 @@
+/* unix.h -- the mapping primitives shared by the Unix OS files. */
+#ifndef GB_OS_UNIX_H
+#define GB_OS_UNIX_H
+
+#include <stddef.h>
+
+void *gb__unix_map(size_t n);
+int gb__unix_unmap(void *p, size_t n);
+int gb__unix_protect_none(void *p, size_t n);
+
+#endif

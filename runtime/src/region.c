@@ -1,0 +1,302 @@
+/* region.c -- region stacks, bump allocation and leaving.
+ *
+ * A region hands out memory by bumping a pointer through its newest block;
+ * when the block is full it chains a new one twice as large, up to a cap, so
+ * a region of any size needs few blocks and every allocation is a compare
+ * and an add in the common case. Leaving a region gives all its blocks back
+ * at once (or retires the region while a suspended coroutine points into
+ * it, which pin.c decides). Each thread, and each coroutine, has its own
+ * stack of regions; only the process-wide counters and the mapping budget
+ * are shared, and those are atomics.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local gb__thread tls;
+
+gb__thread *gb__self(void)
+{
+    gb__thread *t = &tls;
+    if (GB__UNLIKELY(!t->cur))
+        t->cur = &t->main_stack;
+    return t;
+}
+
+/* The running context's region stack. */
+static gb__rstack *cur_stack(void)
+{
+    gb__ensure_init();
+    return gb__self()->cur;
+}
+
+gb_region *gb_enter(void)
+{
+    gb__rstack *s = cur_stack();
+    gb_region *r = calloc(1, sizeof *r);
+    if (!r)
+        gb__die("out of memory: no region descriptor (%zu bytes)", sizeof *r);
+    GB__ADD(bytes_meta, sizeof *r);
+    GB__ADD(regions_live, 1);
+    r->state = GB__LIVE;
+    r->stack = s;
+    r->next_size = gb__cfg.first_block;
+    r->parent = s->top;
+    s->top = r;
+    s->depth++;
+    return r;
+}
+
+/* How far below the top of s the region r sits, or 0 if it is not on s.
+ * Compares handles only: a left region's descriptor may be freed. */
+static size_t depth_of(const gb__rstack *s, const gb_region *r)
+{
+    size_t d = 1;
+    for (const gb_region *x = s->top; x; x = x->parent, d++)
+        if (x == r)
+            return d;
+    return 0;
+}
+
+void gb_leave(gb_region *r)
+{
+    gb__rstack *s = cur_stack();
+    if (GB__UNLIKELY(r != s->top || !r)) {
+        if (!r)
+            gb__die("gb_leave: NULL region");
+        if (!s->top)
+            gb__die("gb_leave: region %p was already left (no region is entered here)", (void *)r);
+        size_t d = depth_of(s, r);
+        if (d)
+            gb__die("gb_leave: region %p is not the innermost region (%zu regions entered after it "
+                    "are still live; leave them first)",
+                    (void *)r, d - 1);
+        gb__die("gb_leave: region %p is not on this context's region stack: it was already left, "
+                "or was entered by another thread or coroutine",
+                (void *)r);
+    }
+    s->top = r->parent;
+    s->depth--;
+    r->parent = NULL;
+    r->stack = NULL;
+    GB__SUB(regions_live, 1);
+    gb__region_release(r);
+}
+
+gb_region *gb_current(void)
+{
+    return cur_stack()->top;
+}
+
+size_t gb_depth(void)
+{
+    return cur_stack()->depth;
+}
+
+size_t gb_region_bytes(const gb_region *r)
+{
+    return r->bytes;
+}
+
+static size_t aligned_size(size_t n, const char *what)
+{
+    if (n == 0)
+        n = 1;
+    return gb__add(n, GB__ALIGN - 1, what) & ~(size_t)(GB__ALIGN - 1);
+}
+
+static gb__block *new_block(gb_region *r, size_t payload, bool solo)
+{
+    size_t want = gb__add(payload, GB__BLOCK_HDR, "gb_alloc");
+    gb__chunk c = gb__chunk_get(want);
+    gb__block *b = c.base;
+    b->chunk = c;
+    b->solo = solo;
+    r->nblocks++;
+    r->bytes += c.size;
+    GB__ADD(blocks_live, 1);
+    return b;
+}
+
+static void *alloc_slow(gb_region *r, size_t a)
+{
+    size_t cap = gb__cfg.block_cap;
+    if (a > cap - GB__BLOCK_HDR) {
+        /* Larger than any chained block: a block of its own, linked behind
+         * the current block so the current block's free space stays usable. */
+        gb__block *b = new_block(r, a, true);
+        if (r->cur_block) {
+            b->next = r->cur_block->next;
+            r->cur_block->next = b;
+        } else {
+            b->next = r->blocks;
+            r->blocks = b;
+        }
+        void *p = (char *)b + GB__BLOCK_HDR;
+        r->last = p;
+        r->last_block = b;
+        return p;
+    }
+    size_t size = r->next_size;
+    while (size - GB__BLOCK_HDR < a)
+        size *= 2;
+    if (size > cap)
+        size = cap;
+    gb__block *b = new_block(r, size - GB__BLOCK_HDR, false);
+    b->next = r->blocks;
+    r->blocks = b;
+    r->cur_block = b;
+    r->bump = (char *)b + GB__BLOCK_HDR;
+    r->end = (char *)b + b->chunk.size;
+    if (r->next_size < cap)
+        r->next_size = r->next_size * 2 > cap ? cap : r->next_size * 2;
+    char *p = r->bump;
+    r->bump += a;
+    r->last = p;
+    r->last_block = b;
+    return p;
+}
+
+void *gb__region_alloc(gb_region *r, size_t n)
+{
+    size_t a = aligned_size(n, "gb_alloc");
+    if (GB__LIKELY(a <= (size_t)(r->end - r->bump))) {
+        char *p = r->bump;
+        r->bump += a;
+        r->last = p;
+        r->last_block = r->cur_block;
+        return p;
+    }
+    return alloc_slow(r, a);
+}
+
+static gb_region *innermost(const char *who)
+{
+    gb_region *r = cur_stack()->top;
+    if (GB__UNLIKELY(!r))
+        gb__die("%s: no region is entered (call gb_enter first)", who);
+    return r;
+}
+
+void *gb_alloc(size_t n)
+{
+    return gb__region_alloc(innermost("gb_alloc"), n);
+}
+
+void *gb_calloc(size_t count, size_t size)
+{
+    size_t n = gb__mul(count, size, "gb_calloc");
+    void *p = gb__region_alloc(innermost("gb_calloc"), n);
+    /* Fresh mappings are zero already, but a block reused from malloc or a
+     * bump area after a shrinking realloc may not be. */
+    memset(p, 0, n);
+    return p;
+}
+
+void *gb_alloc_in(gb_region *r, size_t n)
+{
+    gb__rstack *s = cur_stack();
+    if (GB__UNLIKELY(r != s->top) && (!r || !depth_of(s, r)))
+        gb__die("gb_alloc_in: region %p is not on this context's region stack: it was left, "
+                "or belongs to another thread or coroutine",
+                (void *)r);
+    return gb__region_alloc(r, n);
+}
+
+/* Replaces solo block `from` in r's list by `to` (it moved when it grew). */
+static void relink_block(gb_region *r, gb__block *from, gb__block *to)
+{
+    for (gb__block **pp = &r->blocks; *pp; pp = &(*pp)->next) {
+        if (*pp == from) {
+            *pp = to;
+            return;
+        }
+    }
+    gb__die("internal error: block %p is not in region %p", (void *)from, (void *)r);
+}
+
+/* Grows the solo block b, whose allocation holds old_n bytes, to hold a. */
+static void *grow_solo(gb_region *r, gb__block *b, size_t old_n, size_t a)
+{
+    if (a <= b->chunk.size - GB__BLOCK_HDR)
+        return (char *)b + GB__BLOCK_HDR;
+    size_t before = b->chunk.size;
+    gb__chunk c = gb__chunk_grow(b->chunk, GB__BLOCK_HDR + old_n, GB__BLOCK_HDR + a);
+    gb__block *nb = c.base;
+    nb->chunk = c;
+    if (nb != b)
+        relink_block(r, b, nb);
+    r->bytes += c.size - before;
+    if (r->last_block == b) {
+        r->last_block = nb;
+        r->last = (char *)nb + GB__BLOCK_HDR;
+    }
+    return (char *)nb + GB__BLOCK_HDR;
+}
+
+void *gb__region_realloc(gb_region *r, void *p, size_t old_n, size_t new_n)
+{
+    if (!p)
+        return gb__region_alloc(r, new_n);
+    size_t a = aligned_size(new_n, "gb_realloc");
+    if (p == r->last) {
+        gb__block *b = r->last_block;
+        size_t room = b->solo ? b->chunk.size - GB__BLOCK_HDR : (size_t)(r->end - (char *)p);
+        size_t had = b->solo ? room : (size_t)(r->bump - (char *)p);
+        if (old_n > had)
+            gb__die("gb_realloc: old size %zu is larger than the allocation at %p (%zu bytes)",
+                    old_n, p, had);
+        if (b->solo)
+            return grow_solo(r, b, old_n, a);
+        if (a <= room) {
+            /* The last allocation grows (or shrinks) in place. */
+            r->bump = (char *)p + a;
+            return p;
+        }
+    }
+    if (new_n <= old_n)
+        return p;
+    if (old_n > gb__cfg.block_cap - GB__BLOCK_HDR) {
+        /* Only a solo block holds an allocation this large: grow it in place
+         * of copying, even when it is not the last allocation. */
+        for (gb__block *b = r->blocks; b; b = b->next)
+            if (b->solo && (char *)b + GB__BLOCK_HDR == (char *)p)
+                return grow_solo(r, b, old_n, a);
+    }
+    void *q = gb__region_alloc(r, new_n);
+    memcpy(q, p, old_n);
+    return q;
+}
+
+void *gb_realloc(void *p, size_t old_n, size_t new_n)
+{
+    return gb__region_realloc(innermost("gb_realloc"), p, old_n, new_n);
+}
+
+bool gb__region_contains(const gb_region *r, const void *p)
+{
+    const char *c = p;
+    for (const gb__block *b = r->blocks; b; b = b->next)
+        if (c >= (const char *)b->chunk.base && c < (const char *)b->chunk.base + b->chunk.size)
+            return true;
+    for (const gb__arena *a = r->arenas; a; a = a->next)
+        if (c >= (const char *)a->chunk.base && c < (const char *)a->chunk.base + a->chunk.size)
+            return true;
+    return false;
+}
+
+void gb__region_free(gb_region *r)
+{
+    while (r->arenas)
+        gb__arena_close(r->arenas);
+    gb__block *b = r->blocks;
+    while (b) {
+        gb__block *next = b->next;
+        gb__chunk_put(b->chunk);
+        b = next;
+    }
+    GB__SUB(blocks_live, r->nblocks);
+    GB__SUB(bytes_meta, sizeof *r);
+    free(r);
+}

@@ -1,0 +1,303 @@
+/* chunk.c -- the mapping budget, failing mmap and failing munmap.
+ *
+ * The OS table is swapped for fakes that fail on demand (as jemalloc's hook
+ * tests do), and the real limits are reached in child processes: RLIMIT_AS
+ * for mmap, and vm.max_map_count itself for munmap. In every case the
+ * runtime must fall back, count it, lose nothing and crash nowhere.
+ */
+
+#include "gbtest.h"
+#include "giveback.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MIB (1024 * 1024)
+
+static gb_stats stats(void)
+{
+    gb_stats s;
+    gb_stats_get(&s);
+    return s;
+}
+
+static void init_map(size_t budget)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.map_budget = budget;
+    gb_init(&o);
+}
+
+static void fill(size_t bytes)
+{
+    for (size_t t = 0; t < bytes; t += 32 * 1024)
+        memset(gb_alloc(32 * 1024), 0x5a, 32 * 1024);
+}
+
+GB_TEST(past_the_budget_blocks_come_from_malloc)
+{
+    init_map(5);
+    gb_region *r = gb_enter();
+    fill(64 * MIB);
+    gb_stats s = stats();
+    CHECK_EQ(s.mappings, 5);
+    CHECK(s.fallbacks_budget > 0);
+    CHECK(s.bytes_heap > 50 * MIB);
+    gb_leave(r);
+    s = stats();
+    CHECK_EQ(s.mappings, 0);
+    CHECK_EQ(s.bytes_mapped, 0);
+    CHECK_EQ(s.bytes_heap, 0);
+}
+
+GB_TEST(the_default_budget_stays_under_the_os_limit)
+{
+    gb_init(NULL);
+    size_t limit = gb__os.map_limit;
+    GBT_SKIP_IF(limit == 0, "this OS sets no mapping limit");
+    CHECK(stats().map_budget < limit);
+    CHECK(stats().map_budget + 1024 <= limit);
+}
+
+static int map_calls, unmap_calls, release_calls, fail_unmaps;
+static void *(*real_map)(size_t);
+static int (*real_unmap)(void *, size_t);
+static int (*real_release)(void *, size_t);
+
+static void *failing_map(size_t n)
+{
+    map_calls++;
+    (void)n;
+    errno = ENOMEM;
+    return NULL;
+}
+
+GB_TEST(a_failing_mmap_falls_back_to_malloc)
+{
+    init_map(0);
+    gb__os.map = failing_map;
+    gb_region *r = gb_enter();
+    fill(8 * MIB);
+    gb_stats s = stats();
+    CHECK(map_calls > 0);
+    CHECK_EQ(s.fallbacks_mmap, (uint64_t)map_calls);
+    CHECK_EQ(s.mappings, 0);
+    gb_leave(r);
+    CHECK_EQ(stats().bytes_heap, 0);
+}
+
+static int unmap_fails_then_works(void *p, size_t n)
+{
+    unmap_calls++;
+    if (fail_unmaps > 0) {
+        fail_unmaps--;
+        errno = ENOMEM;
+        return -1;
+    }
+    return real_unmap(p, n);
+}
+
+static int counting_release(void *p, size_t n)
+{
+    release_calls++;
+    return real_release(p, n);
+}
+
+GB_TEST(a_failing_munmap_empties_the_range_and_unmaps_it_later)
+{
+    init_map(0);
+    real_unmap = gb__os.unmap;
+    real_release = gb__os.release;
+    gb__os.unmap = unmap_fails_then_works;
+    gb__os.release = counting_release;
+    gb_region *r = gb_enter();
+    fill(32 * MIB);
+    size_t maps = stats().mappings;
+    CHECK(maps > 10);
+    fail_unmaps = 1000; /* every unmap fails while leaving */
+    gb_leave(r);
+    gb_stats s = stats();
+    CHECK_EQ(s.unmaps_pending, maps);
+    CHECK_EQ(s.unmap_failures, maps);
+    CHECK_EQ((size_t)release_calls, maps);
+    CHECK_EQ(s.mappings, maps); /* still mapped, still counted */
+    gb_resident res;
+    gb_resident_get(&res);
+    CHECK_LT(res.rss, 24 * MIB); /* but empty: the memory left */
+    fail_unmaps = 0;
+    /* The next region's first unmap retries the pending ones. */
+    r = gb_enter();
+    fill(1 * MIB);
+    gb_leave(r);
+    s = stats();
+    CHECK_EQ(s.unmaps_pending, 0);
+    CHECK_EQ(s.mappings, 0);
+    CHECK_EQ(s.bytes_mapped, 0);
+}
+
+static void *counting_map(size_t n)
+{
+    map_calls++;
+    return real_map(n);
+}
+
+GB_TEST(growth_by_copy_maps_copies_and_unmaps)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.growth = GB_GROW_COPY;
+    gb_init(&o);
+    real_map = gb__os.map;
+    gb__os.map = counting_map;
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(2 * MIB);
+    memset(p, 0x11, 2 * MIB);
+    int before = map_calls;
+    p = gb_realloc(p, 2 * MIB, 6 * MIB);
+    CHECK_EQ(map_calls, before + 1);
+    CHECK(p[2 * MIB - 1] == 0x11);
+    CHECK_EQ(stats().grows_copy, 1);
+    CHECK_EQ(stats().grows_remap, 0);
+    gb_leave(r);
+    CHECK_EQ(stats().bytes_mapped, 0);
+}
+
+GB_TEST(growth_by_remap_keeps_contents)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.growth = GB_GROW_REMAP;
+    gb_init(&o);
+    GBT_SKIP_IF(!gb__os.remap, "this OS has no mremap");
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(2 * MIB);
+    memset(p, 0x22, 2 * MIB);
+    for (int i = 0; i < 5; i++) {
+        gb_alloc(100); /* other allocations do not stop the solo block growing */
+        p = gb_realloc(p, (size_t)(2 + i) * MIB, (size_t)(3 + i) * MIB);
+        CHECK(p[0] == 0x22 && p[2 * MIB - 1] == 0x22);
+        p[(2 + i) * MIB] = 0x22;
+    }
+    CHECK_EQ(stats().grows_remap, 5);
+    gb_leave(r);
+    CHECK_EQ(stats().bytes_mapped, 0);
+}
+
+static size_t vm_size(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long pages = 0;
+    if (!f || fscanf(f, "%llu", &pages) != 1)
+        _exit(77);
+    fclose(f);
+    return (size_t)pages * gb__os.page_size;
+}
+
+static void under_rlimit_as(void)
+{
+    init_map(0);
+    /* Warm malloc's heap: 8 MiB freed inside it, held open by a small chunk
+     * on top, so malloc can still serve blocks when mmap cannot. */
+    void *volatile warm[256]; /* volatile: the compiler may not drop the pairs */
+    for (int i = 0; i < 256; i++)
+        warm[i] = malloc(32 * 1024);
+    void *volatile keep = malloc(32 * 1024); /* from the top, like the ones before it */
+    for (int i = 0; i < 256; i++)
+        free(warm[i]);
+    /* Then let the address space grow by 1 MiB at most: every mmap of a
+     * block fails from here on. */
+    struct rlimit rl = {vm_size() + MIB, vm_size() + MIB};
+    CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+    gb_region *r = gb_enter();
+    for (int i = 0; i < 64; i++)
+        memset(gb_alloc(64 * 1024), 1, 64 * 1024);
+    gb_stats s = stats();
+    fprintf(stderr, "under RLIMIT_AS: %ju mmap fallbacks, %zu bytes from malloc, %zu mapped\n",
+            (uintmax_t)s.fallbacks_mmap, s.bytes_heap, s.bytes_mapped);
+    CHECK(s.fallbacks_mmap > 0);
+    gb_leave(r);
+    s = stats();
+    CHECK_EQ(s.bytes_heap, 0);
+    free(keep);
+}
+
+GB_TEST(mmap_failing_under_rlimit_as_falls_back)
+{
+    GBT_SKIP_IF(GBT_SANITIZED, "sanitizers reserve terabytes of address space up front");
+    GBT_SKIP_IF(GBT_EMULATED, "the address-space limit would bind the emulator");
+    GBT_SKIP_IF(access("/proc/self/statm", R_OK) != 0, "no /proc to size the address space with");
+    int status = gbt_in_child(under_rlimit_as);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Fills the process's mapping table: single pages of alternating
+ * protection, so the kernel cannot merge them, until mmap says no. */
+static size_t exhaust_mappings(void ***pages)
+{
+    size_t n = 0, cap = 1 << 17;
+    void **v = malloc(cap * sizeof *v);
+    CHECK(v != NULL);
+    for (;;) {
+        int prot = n % 2 ? PROT_READ : PROT_NONE;
+        void *p = mmap(NULL, 4096, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            break;
+        if (n == cap) {
+            cap *= 2;
+            v = realloc(v, cap * sizeof *v);
+            CHECK(v != NULL);
+        }
+        v[n++] = p;
+    }
+    *pages = v;
+    return n;
+}
+
+static void at_the_map_limit(void)
+{
+    init_map(0);
+    gb_region *r = gb_enter();
+    fill(48 * MIB);
+    size_t maps = stats().mappings;
+    void **pages;
+    size_t filler = exhaust_mappings(&pages);
+    gb_leave(r); /* unmaps that would split a merged mapping now fail */
+    gb_stats s = stats();
+    gb_resident res;
+    gb_resident_get(&res);
+    fprintf(stderr, "at vm.max_map_count: %zu filler mappings; %zu runtime mappings; %ju munmap failures, "
+            "%zu pending; %.1f MiB resident\n",
+            filler, maps, (uintmax_t)s.unmap_failures, s.unmaps_pending, res.rss / (double)MIB);
+    CHECK(s.unmap_failures > 0);
+    CHECK_EQ(s.unmaps_pending + 0, s.mappings);
+    CHECK_LT(res.rss, 32 * MIB);
+    /* Below the limit again, the pending unmaps complete at the next one. */
+    for (size_t i = 0; i < 256 && i < filler; i++)
+        munmap(pages[i], 4096);
+    r = gb_enter();
+    fill(1 * MIB);
+    gb_leave(r);
+    s = stats();
+    CHECK_EQ(s.unmaps_pending, 0);
+    CHECK_EQ(s.mappings, 0);
+    CHECK_EQ(s.bytes_mapped, 0);
+}
+
+GB_TEST(at_the_real_mapping_limit_nothing_is_lost)
+{
+    GBT_SKIP_IF(GBT_SANITIZED, "the sanitizers' own mappings change what the limit means");
+    GBT_SKIP_IF(access("/proc/sys/vm/max_map_count", R_OK) != 0, "this OS sets no mapping limit");
+    int status = gbt_in_child(at_the_map_limit);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}

@@ -1,0 +1,194 @@
+/* container.c -- vecs and maps, growth garbage, compaction and arenas. */
+#include "gbtest.h"
+#include "giveback.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static gb_stats stats(void)
+{
+    gb_stats s;
+    gb_stats_get(&s);
+    return s;
+}
+
+GB_TEST(vec_push_at_pop)
+{
+    gb_region *r = gb_enter();
+    gb_vec *v = gb_vec_new(sizeof(uint32_t));
+    for (uint32_t i = 0; i < 100000; i++)
+        gb_vec_push(v, &i);
+    CHECK_EQ(gb_vec_len(v), 100000);
+    for (uint32_t i = 0; i < 100000; i += 997)
+        CHECK_EQ(*(uint32_t *)gb_vec_at(v, i), i);
+    uint32_t last;
+    gb_vec_pop(v, &last);
+    CHECK_EQ(last, 99999);
+    CHECK_EQ(gb_vec_len(v), 99999);
+    gb_leave(r);
+    CHECK_EQ(stats().arenas_live, 0);
+}
+
+GB_TEST(vec_growth_garbage_triggers_compaction)
+{
+    gb_region *r = gb_enter();
+    gb_vec *v = gb_vec_new(8);
+    /* A vec interleaved with other allocations cannot grow in place: each
+     * growth leaves its old storage behind until compaction. */
+    uint64_t x = 0;
+    while (gb_vec_arena_bytes(v) == 0) {
+        gb_vec_push(v, &x);
+        x++;
+        gb_alloc(8);
+        CHECK(x < 10000000);
+    }
+    CHECK(stats().compactions >= 1);
+    CHECK_EQ(stats().arenas_live, 1);
+    size_t garbage = gb_vec_garbage_bytes(v);
+    /* Growth after compaction happens in the arena: no more garbage. */
+    for (int i = 0; i < 1000000; i++, x++)
+        gb_vec_push(v, &x);
+    CHECK_EQ(gb_vec_garbage_bytes(v), garbage);
+    for (uint64_t i = 0; i < x; i += 4099)
+        CHECK_EQ(*(uint64_t *)gb_vec_at(v, i), i);
+    gb_leave(r);
+    CHECK_EQ(stats().arenas_live, 0);
+    CHECK_EQ(stats().bytes_mapped, 0);
+    CHECK_EQ(stats().bytes_heap, 0);
+}
+
+GB_TEST(vec_compact_on_request)
+{
+    gb_region *r = gb_enter();
+    gb_vec *v = gb_vec_new(16);
+    char e[16] = "0123456789abcde";
+    for (int i = 0; i < 5000; i++)
+        gb_vec_push(v, e);
+    gb_vec_compact(v);
+    CHECK(gb_vec_arena_bytes(v) >= 5000 * 16);
+    CHECK(memcmp(gb_vec_at(v, 4999), e, 16) == 0);
+    gb_vec_compact(v); /* again: a fresh chunk replaces the old one */
+    CHECK_EQ(stats().arenas_live, 1);
+    gb_leave(r);
+    CHECK_EQ(stats().arenas_live, 0);
+}
+
+/* A map checked against a plain array of the keys it should hold. */
+GB_TEST(map_put_get_del_against_a_reference)
+{
+    gb_region *r = gb_enter();
+    gb_map *m = gb_map_new();
+    enum { N = 50000 };
+    uint64_t *ref = calloc(N, sizeof *ref); /* 0: absent, else value + 1 */
+    unsigned seed = 7;
+    for (int step = 0; step < 400000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        uint64_t k = (seed >> 4) % N;
+        int op = (seed >> 24) % 4;
+        if (op < 2) {
+            gb_map_put(m, k * 0x9e3779b97f4a7c15ull, (uint64_t)step);
+            ref[k] = (uint64_t)step + 1;
+        } else if (op == 2) {
+            CHECK_EQ(gb_map_del(m, k * 0x9e3779b97f4a7c15ull), ref[k] != 0);
+            ref[k] = 0;
+        } else {
+            uint64_t v = 0;
+            bool got = gb_map_get(m, k * 0x9e3779b97f4a7c15ull, &v);
+            CHECK_EQ(got, ref[k] != 0);
+            if (got)
+                CHECK_EQ(v + 1, ref[k]);
+        }
+        if (step == 200000)
+            gb_map_compact(m);
+    }
+    size_t live = 0;
+    for (int k = 0; k < N; k++)
+        live += ref[k] != 0;
+    CHECK_EQ(gb_map_len(m), live);
+    free(ref);
+    gb_leave(r);
+    CHECK_EQ(stats().arenas_live, 0);
+}
+
+GB_TEST(map_compaction_binds_the_arena_to_the_holder_region)
+{
+    gb_region *outer = gb_enter();
+    gb_map *m = gb_map_new();
+    gb_region *inner = gb_enter();
+    for (uint64_t k = 0; k < 20000; k++)
+        gb_map_put(m, k, k + 1); /* grows in outer, its holder */
+    gb_map_compact(m);
+    CHECK(gb_map_arena_bytes(m) > 0);
+    gb_leave(inner); /* not the holder: the arena stays */
+    CHECK_EQ(stats().arenas_live, 1);
+    uint64_t v;
+    CHECK(gb_map_get(m, 19999, &v) && v == 20000);
+    gb_leave(outer);
+    CHECK_EQ(stats().arenas_live, 0);
+    CHECK_EQ(stats().bytes_mapped, 0);
+    CHECK_EQ(stats().bytes_heap, 0);
+}
+
+GB_TEST(many_compacted_maps_leave_with_their_region)
+{
+    gb_region *r = gb_enter();
+    for (int i = 0; i < 500; i++) {
+        gb_map *m = gb_map_new();
+        for (uint64_t k = 0; k < 3000; k++)
+            gb_map_put(m, k, k);
+        gb_map_compact(m);
+    }
+    CHECK_EQ(stats().arenas_live, 500);
+    gb_leave(r);
+    CHECK_EQ(stats().arenas_live, 0);
+    CHECK_EQ(stats().bytes_mapped, 0);
+}
+
+GB_TEST(map_grows_inside_its_arena)
+{
+    gb_region *r = gb_enter();
+    gb_map *m = gb_map_new();
+    gb_map_compact(m);
+    size_t garbage = gb_map_garbage_bytes(m);
+    for (uint64_t k = 0; k < 100000; k++)
+        gb_map_put(m, k, ~k);
+    CHECK_EQ(gb_map_garbage_bytes(m), garbage);
+    CHECK(gb_map_arena_bytes(m) >= 100000 * 16);
+    uint64_t v;
+    CHECK(gb_map_get(m, 77777, &v) && v == ~(uint64_t)77777);
+    gb_leave(r);
+    CHECK_EQ(stats().arenas_live, 0);
+}
+
+static void vec_out_of_range(void)
+{
+    gb_enter();
+    gb_vec *v = gb_vec_new(4);
+    gb_vec_at(v, 0);
+}
+
+GB_TEST(vec_index_out_of_range_stops)
+{
+    gbt_expect_death(vec_out_of_range, "gb_vec_at: index 0 out of range (length 0)");
+}
+
+static void vec_pop_empty(void)
+{
+    gb_enter();
+    gb_vec_pop(gb_vec_new(4), NULL);
+}
+
+GB_TEST(vec_pop_on_empty_stops)
+{
+    gbt_expect_death(vec_pop_empty, "gb_vec_pop: the vec is empty");
+}
+
+static void container_outside(void)
+{
+    gb_map_new();
+}
+
+GB_TEST(container_outside_any_region_stops)
+{
+    gbt_expect_death(container_outside, "gb_map_new: no region is entered");
+}
