@@ -5,7 +5,7 @@
 # 64-bit ARM (weaker memory model, other ABI) and not only on the x86_64 CI
 # host. Debian's GNU cross compiler builds it and qemu-user runs the test
 # binaries (via CMAKE_CROSSCOMPILING_EMULATOR in the toolchain file), so no
-# ARM machine is needed. Prerequisites: ci/install-deps.sh cross-arm64.
+# ARM machine is needed. Prerequisites: ci/install-deps.sh base cross-arm64.
 # Usage: ci/cross-arm64.sh [extra cmake configure args...]
 #   e.g. ci/cross-arm64.sh -G Ninja -DCMAKE_BUILD_TYPE=Debug
 # Under qemu tests run several times slower: give them generous timeouts.

@@ -89,7 +89,7 @@ print_manual_list() {
 # Not testable on the Linux CI host; written from Homebrew's formula names.
 install_macos() {
     command -v brew >/dev/null 2>&1 || die "Homebrew not found: install it from brew.sh, then re-run"
-    local g f status=0 summary=() formulas missing
+    local g f status=0 summary=() formulas missing list=()
     brew_missing() {
         local f out=()
         for f in "$@"; do

@@ -6,12 +6,22 @@
 # CMAKE_CROSSCOMPILING_EMULATOR makes ctest (and try_run, and add_test
 # commands naming an executable target) run aarch64 binaries through
 # qemu-aarch64, with -L pointing it at the cross libc's dynamic loader.
+#
+# For the project's CMakeLists.txt (verified with CMake 3.25, GCC 12, qemu 7.2):
+#  * .S files need language ASM; the cross gcc assembles them (__aarch64__,
+#    __ELF__ defined; add a .note.GNU-stack section).
+#  * No -march=native / -mcpu=native: they describe the x86_64 host.
+#  * Under qemu-user, RSS and address-space limits (RLIMIT_AS) are the
+#    emulator's, and tests run several times slower: gate such tests on
+#    CMAKE_CROSSCOMPILING_EMULATOR and give generous timeouts.
+#  * Only the cross libc is in the sysroot, so optional libraries (jemalloc,
+#    mimalloc, ...) are not found: keep them optional.
 
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 
 set(CMAKE_C_COMPILER   aarch64-linux-gnu-gcc)
-set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
+set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)   # only used if a project enables CXX (g++-aarch64-linux-gnu)
 set(CMAKE_ASM_COMPILER aarch64-linux-gnu-gcc)
 
 set(CMAKE_CROSSCOMPILING_EMULATOR "qemu-aarch64;-L;/usr/aarch64-linux-gnu")

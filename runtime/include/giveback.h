@@ -188,6 +188,64 @@ GB_API size_t gb_map_arena_bytes(const gb_map *m);
 GB_API size_t gb_vec_garbage_bytes(const gb_vec *v);
 GB_API size_t gb_map_garbage_bytes(const gb_map *m);
 
+/* ------------------------------------------------------------ coroutines */
+
+/* Coroutines with stacks of their own, run on the thread that made them.
+ * Each has its own region stack: gb_enter inside a coroutine pushes on it.
+ *
+ * Pinning: when a region is left, any suspended coroutine whose stack (from
+ * its saved stack pointer to the top, saved registers included) holds a word
+ * that points into one of the region's blocks or arenas may still read it
+ * when it resumes, so the region is retired, not freed. A retired region is
+ * tried again at later leaves, when a coroutine that pinned it finishes or
+ * is freed, at gb_sweep, and every GB_STRESS-th gb_safepoint; it is freed as
+ * soon as a try finds nothing pointing into it. Coroutines that are running
+ * but have resumed another one are scanned too; the thread's own stack is
+ * not (leaving a region the thread still points into is the caller's bug, as
+ * with free). */
+typedef struct gb_coro gb_coro;
+typedef void (*gb_coro_fn)(void *arg);
+
+typedef enum gb_coro_status {
+    GB_CORO_SUSPENDED = 1, /* made and not yet run, or yielded */
+    GB_CORO_RUNNING = 2,   /* running, or waiting on one it resumed */
+    GB_CORO_FINISHED = 3,  /* its function returned */
+} gb_coro_status;
+
+/* The stack size used when gb_coro_new is given 0: 256 KiB, plus one guard
+ * page below it that stops an overflow with a message. */
+#define GB_CORO_STACK_DEFAULT ((size_t)256 * 1024)
+
+/* A new suspended coroutine that will run fn(arg) on a stack of stack_size
+ * bytes (0: the default; rounded up to whole pages, at least 16 KiB). */
+GB_API gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size);
+
+/* Runs c until it yields (returns true) or finishes (returns false). Stops
+ * the process if c is finished, running (itself or one that resumed the
+ * caller), or belongs to another thread. */
+GB_API bool gb_coro_resume(gb_coro *c);
+
+/* Suspends the running coroutine and returns to the one that resumed it.
+ * Stops the process when called outside any coroutine. */
+GB_API void gb_coro_yield(void);
+
+/* Frees c, suspended or finished: its stack goes back, regions it still had
+ * entered are left, and what it pinned is tried again. Stops the process if
+ * c is running. */
+GB_API void gb_coro_free(gb_coro *c);
+
+GB_API gb_coro_status gb_coro_status_of(const gb_coro *c);
+
+/* The running coroutine, or NULL on the thread's own stack. */
+GB_API gb_coro *gb_coro_current(void);
+
+/* Tries every retired region of this thread that may have been unpinned,
+ * frees those nothing points into, and gives cached coroutine stacks back. */
+GB_API void gb_sweep(void);
+
+/* Marks a safepoint; with a stress setting of N, every N-th one sweeps. */
+GB_API void gb_safepoint(void);
+
 /* ----------------------------------------------------------------- stats */
 
 /* Exact counters, process-wide, read without stopping other threads (each
@@ -214,6 +272,16 @@ typedef struct gb_stats {
     uint64_t grows_remap;      /* blocks grown with mremap */
     uint64_t grows_copy;       /* blocks grown by map-copy-unmap */
     uint64_t compactions;      /* container compactions */
+    /* coroutines, now */
+    size_t coros_live;         /* made and not yet freed */
+    size_t stacks_pooled;      /* freed stacks kept (emptied) for reuse */
+    /* pin checks, since init */
+    uint64_t pin_words_scanned; /* stack words read by pin checks */
+    uint64_t pin_probes;        /* lookups of a region's range in a stack summary */
+    uint64_t pin_tries;         /* retired regions tried again */
+    uint64_t pin_tries_skipped; /* tries skipped: nothing that pinned them has run */
+    uint64_t retirements;       /* regions retired on leave */
+    uint64_t sweeps;
 } gb_stats;
 
 GB_API void gb_stats_get(gb_stats *out);

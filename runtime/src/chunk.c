@@ -36,13 +36,18 @@ GB__NORETURN static void out_of_memory(size_t n, int map_errno)
     gb__die("out of memory: malloc of %zu bytes failed", n);
 }
 
-static bool reserve_mapping(void)
+bool gb__mapping_reserve(size_t n)
 {
-    size_t now = atomic_fetch_add_explicit(&gb__stat.mappings, 1, memory_order_relaxed);
-    if (now < gb__cfg.map_budget)
+    size_t now = atomic_fetch_add_explicit(&gb__stat.mappings, n, memory_order_relaxed);
+    if (now + n <= gb__cfg.map_budget)
         return true;
-    GB__SUB(mappings, 1);
+    GB__SUB(mappings, n);
     return false;
+}
+
+void gb__mapping_unreserve(size_t n)
+{
+    GB__SUB(mappings, n);
 }
 
 static gb__chunk heap_chunk(size_t n, int map_errno)
@@ -58,8 +63,8 @@ gb__chunk gb__chunk_get(size_t n)
 {
     if (!gb__fix_chunk_is_mapped(n))
         return heap_chunk(n, 0);
-    size_t size = gb__round_up(gb__add(n, gb__os.page_size - 1, "chunk"), gb__os.page_size);
-    if (!reserve_mapping()) {
+    size_t size = gb__round_up_checked(n, gb__os.page_size, "chunk");
+    if (!gb__mapping_reserve(1)) {
         GB__ADD(fallbacks_budget, 1);
         return heap_chunk(n, 0);
     }
@@ -136,7 +141,7 @@ gb__chunk gb__chunk_grow(gb__chunk c, size_t used, size_t n)
     if (n <= c.size)
         return c;
     if (c.src == GB__SRC_MAP && gb__cfg.growth == GB_GROW_REMAP) {
-        size_t size = gb__round_up(gb__add(n, gb__os.page_size - 1, "chunk grow"), gb__os.page_size);
+        size_t size = gb__round_up_checked(n, gb__os.page_size, "chunk grow");
         void *q = gb__os.remap(c.base, c.size, size);
         if (q) {
             GB__ADD(bytes_mapped, size - c.size);

@@ -81,6 +81,9 @@ typedef struct gb__counters {
     atomic_size_t blocks_live, arenas_live, unmaps_pending;
     atomic_uint_fast64_t fallbacks_budget, fallbacks_mmap, unmap_failures;
     atomic_uint_fast64_t grows_remap, grows_copy, compactions;
+    atomic_size_t coros_live, stacks_pooled;
+    atomic_uint_fast64_t pin_words_scanned, pin_probes, pin_tries, pin_tries_skipped;
+    atomic_uint_fast64_t retirements, sweeps;
 } gb__counters;
 
 extern gb__counters gb__stat;
@@ -121,6 +124,10 @@ void gb__chunk_put(gb__chunk c);
 /* Grows a chunk to at least n bytes keeping its contents: mremap or
  * map-copy-unmap for MAP chunks (by gb__cfg.growth), realloc for HEAP. */
 gb__chunk gb__chunk_grow(gb__chunk c, size_t used, size_t n);
+
+/* Reserves n mappings against the budget; false (nothing reserved) past it. */
+bool gb__mapping_reserve(size_t n);
+void gb__mapping_unreserve(size_t n);
 
 /* Tries again to unmap the ranges whose munmap failed. */
 void gb__chunk_retry_unmaps(void);
@@ -188,16 +195,40 @@ struct gb_region {
     size_t bytes;
     gb__arena *arenas;
     gb__rstate state;
-    /* Retirement bookkeeping, owned by pin.c. */
+    /* Retirement, owned by pin.c. A RETIRED region is on one of its
+     * thread's retired lists (rnext, rprev). witness is a suspended coroutine found
+     * pointing into it at its last try, and the region is on that
+     * coroutine's witnessed list (wnext, wprev); witness is NULL when no try
+     * has found one yet or the witness has run or been freed since, which is
+     * exactly when the region needs another try. */
     gb_region *rnext, *rprev;
-    void *witness;
-    uint64_t witness_serial;
+    gb_coro *witness;
+    gb_region *wnext, *wprev;
 };
 
-/* Per-thread state. */
+typedef struct gb__stack_pool gb__stack_pool;
+
+/* Per-thread state.
+ *   - cur is &main_stack while the thread runs on its own stack, else the
+ *     running coroutine's region stack; cur_coro is that coroutine or NULL;
+ *   - frozen lists every coroutine of this thread whose stack is frozen
+ *     (suspended, or running but waiting on one it resumed), most recently
+ *     frozen first: exactly the stacks a pin check must consider;
+ *   - a retired region of this thread is on retired_pinned while it has a
+ *     witness (npinned counts them) and on retired_dirty while it needs a
+ *     try. */
 typedef struct gb__thread {
-    gb__rstack main_stack; /* the thread's own region stack */
-    gb__rstack *cur;       /* the running context's region stack */
+    gb__rstack main_stack;
+    gb__rstack *cur;
+    gb_coro *cur_coro;
+    void *main_sp;
+    gb_coro *frozen;
+    gb_region *retired_pinned, *retired_dirty;
+    size_t npinned;
+    unsigned safepoints;
+    void *asan_fake_main;
+    gb__stack_pool *pool;
+    void *altstack; /* this thread's signal stack, kept for its life */
 } gb__thread;
 
 gb__thread *gb__self(void);
@@ -217,6 +248,74 @@ void gb__region_release(gb_region *r);
 
 /* True when p points into one of r's blocks or arenas. */
 bool gb__region_contains(const gb_region *r, const void *p);
+
+/* ------------------------------------------------------------ coroutines */
+
+/* A coroutine.
+ *   - [stack_lo, stack_hi) is the usable stack, with a guard of guard_size
+ *     bytes below stack_lo when the stack is mapped;
+ *   - sp is the saved stack pointer whenever the coroutine is not the
+ *     running one; the words of [sp, stack_hi) are its whole frozen state,
+ *     saved registers included (switch/switch.h);
+ *   - summary holds the sorted distinct words of [sp, stack_hi) when
+ *     summary_valid, built at most once between two runs;
+ *   - witnessed lists the retired regions whose witness it is. */
+struct gb_coro {
+    void *sp;
+    char *stack_lo, *stack_hi;
+    gb__chunk stack;
+    size_t guard_size;
+    gb_coro_fn fn;
+    void *arg;
+    gb_coro_status status;
+    gb__rstack rstack;
+    gb__thread *thread;
+    gb_coro *caller;
+    gb_coro *fnext, *fprev;
+    bool frozen;
+    uintptr_t *summary;
+    size_t nsummary, summary_cap;
+    bool summary_valid;
+    gb_region *witnessed;
+    void *asan_fake;
+    const void *caller_lo;
+    size_t caller_size;
+    unsigned vg_id;
+};
+
+/* Stacks (stack.c): a mapping with a PROT_NONE guard below, counted as two
+ * mappings; from malloc, without a guard, past the budget. */
+void gb__stack_get(gb_coro *c, size_t size);
+void gb__stack_put(gb_coro *c);
+void gb__stack_pool_trim(gb__thread *t);
+
+/* Pinning (pin.c). */
+void gb__coro_frozen_push(gb__thread *t, gb_coro *c);
+void gb__coro_frozen_remove(gb__thread *t, gb_coro *c);
+/* c runs again: its summary is stale. */
+void gb__coro_thawed(gb_coro *c);
+/* c's stack changed or is gone: what it witnessed needs another try. */
+void gb__coro_release_witnessed(gb_coro *c);
+/* Tries the retired regions of t that need it. */
+void gb__pin_retry(gb__thread *t);
+/* The frozen coroutine of this thread whose stack points into r, or NULL. */
+gb_coro *gb__pin_search(gb_region *r);
+/* Whether c's frozen stack points into r: by its summary (clean) or by
+ * walking it (the quadratic-walk poison). */
+bool gb__pin_summary_hits(gb_coro *c, const gb_region *r);
+bool gb__pin_walk_hits(gb_coro *c, const gb_region *r);
+
+/* Tries retired region r now: frees it, or records the coroutine pinning it. */
+void gb__pin_try(gb__thread *t, gb_region *r);
+
+/* The retry fix (fix/retry.c): which retired regions a retry tries, and how
+ * a try asks one coroutine. */
+void gb__fix_retry(gb__thread *t);
+bool gb__fix_coro_points_into(gb_coro *c, const gb_region *r);
+
+/* The pin check itself (fix/pin_check.c): the coroutine pinning r, or NULL
+ * when r may be freed. */
+gb_coro *gb__fix_pinner(gb_region *r);
 
 /* ---------------------------------------------------------------- arenas */
 
@@ -251,9 +350,16 @@ void gb__arena_unlink(gb__arena *a);
 size_t gb__add(size_t a, size_t b, const char *what);
 size_t gb__mul(size_t a, size_t b, const char *what);
 
+/* n rounded up to a multiple of `to` (a power of two); the unchecked form
+ * is for sizes known to be small. */
 static inline size_t gb__round_up(size_t n, size_t to)
 {
     return (n + to - 1) & ~(to - 1);
+}
+
+static inline size_t gb__round_up_checked(size_t n, size_t to, const char *what)
+{
+    return gb__add(n, to - 1, what) & ~(to - 1);
 }
 
 #endif /* GB_INTERNAL_H */

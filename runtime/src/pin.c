@@ -1,13 +1,271 @@
-/* pin.c -- what happens to a region that was just left.
+/* pin.c -- retiring left regions that suspended stacks still point into.
  *
- * A left region is given back at once unless something may still read it.
- * Until coroutines exist nothing can, and the region is freed here; this is
- * the one place that decides, so retirement hooks in without touching the
- * region code.
+ * A region left while a frozen coroutine's stack holds a word pointing into
+ * it is retired, not freed: the coroutine may read that memory when it
+ * resumes. Two facts keep this cheap, and both are exact, not heuristics:
+ *   - a frozen stack does not change until its coroutine runs, so each is
+ *     scanned at most once between two runs, into a sorted summary of its
+ *     words; asking whether it points into a region is then one binary
+ *     search per block, whatever the number of regions left meanwhile;
+ *   - a retired region remembers the coroutine that pinned it (its witness).
+ *     While that coroutine has not run, the answer can only be "still
+ *     pinned", so the region is not tried again (fix/retry.c). Once the
+ *     witness has run and is frozen again, finishes or is freed, its
+ *     regions need a try; while it runs, they stay (a live frame may hold
+ *     the pointer).
+ * No region is freed while a frozen stack points into it, and none is kept
+ * after the witness has gone and a try has run.
  */
 #include "internal.h"
+#include "tools.h"
+
+#include <stdlib.h>
+
+/* ----------------------------------------------------------- frozen list */
+
+void gb__coro_frozen_push(gb__thread *t, gb_coro *c)
+{
+    if (c->frozen)
+        return;
+    /* Its stack changed since it was last frozen: what it witnessed needs
+     * another try, against the stack as it is now. */
+    gb__coro_release_witnessed(c);
+    c->frozen = true;
+    c->fprev = NULL;
+    c->fnext = t->frozen;
+    if (t->frozen)
+        t->frozen->fprev = c;
+    t->frozen = c;
+}
+
+void gb__coro_frozen_remove(gb__thread *t, gb_coro *c)
+{
+    if (!c->frozen)
+        return;
+    c->frozen = false;
+    if (c->fprev)
+        c->fprev->fnext = c->fnext;
+    else
+        t->frozen = c->fnext;
+    if (c->fnext)
+        c->fnext->fprev = c->fprev;
+    c->fnext = c->fprev = NULL;
+}
+
+/* ----------------------------------------------------- retired lists */
+
+/* A retired region is on exactly one of its thread's two lists: pinned
+ * (it has a witness) or dirty (it needs a try). */
+
+static void list_push(gb_region **head, gb_region *r)
+{
+    r->rprev = NULL;
+    r->rnext = *head;
+    if (*head)
+        (*head)->rprev = r;
+    *head = r;
+}
+
+static void list_remove(gb_region **head, gb_region *r)
+{
+    if (r->rprev)
+        r->rprev->rnext = r->rnext;
+    else
+        *head = r->rnext;
+    if (r->rnext)
+        r->rnext->rprev = r->rprev;
+    r->rnext = r->rprev = NULL;
+}
+
+/* ------------------------------------------------------------- witnesses */
+
+static void witness_set(gb__thread *t, gb_region *r, gb_coro *c)
+{
+    r->witness = c;
+    r->wprev = NULL;
+    r->wnext = c->witnessed;
+    if (c->witnessed)
+        c->witnessed->wprev = r;
+    c->witnessed = r;
+    list_push(&t->retired_pinned, r);
+    t->npinned++;
+}
+
+static void witness_drop(gb__thread *t, gb_region *r)
+{
+    gb_coro *c = r->witness;
+    if (r->wprev)
+        r->wprev->wnext = r->wnext;
+    else
+        c->witnessed = r->wnext;
+    if (r->wnext)
+        r->wnext->wprev = r->wprev;
+    r->wnext = r->wprev = NULL;
+    list_remove(&t->retired_pinned, r);
+    t->npinned--;
+    r->witness = NULL;
+    list_push(&t->retired_dirty, r);
+}
+
+void gb__coro_thawed(gb_coro *c)
+{
+    /* Running, it keeps its witnessed regions: a live frame may still hold
+     * the pointer that pinned them. They are tried again once it is frozen
+     * again, finishes or is freed. */
+    c->summary_valid = false;
+    c->nsummary = 0;
+}
+
+void gb__coro_release_witnessed(gb_coro *c)
+{
+    while (c->witnessed)
+        witness_drop(c->thread, c->witnessed);
+}
+
+/* ------------------------------------------------------------ stack scan */
+
+/* The words of c's frozen stack. Read without ASan's checks: live frames
+ * below a suspended coroutine's sp hold redzones, and the scan reads every
+ * word on purpose. */
+GB__NO_ASAN static size_t frozen_words(const gb_coro *c, const uintptr_t **words)
+{
+    *words = (const uintptr_t *)c->sp;
+    return (size_t)((const uintptr_t *)c->stack_hi - (const uintptr_t *)c->sp);
+}
+
+static int cmp_word(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+GB__NO_ASAN static void build_summary(gb_coro *c)
+{
+    const uintptr_t *w;
+    size_t n = frozen_words(c, &w);
+    if (n > c->summary_cap) {
+        uintptr_t *v = realloc(c->summary, n * sizeof *v);
+        if (!v)
+            gb__die("out of memory: no stack summary for %zu words", n);
+        GB__ADD(bytes_meta, (n - c->summary_cap) * sizeof *v);
+        c->summary = v;
+        c->summary_cap = n;
+    }
+    /* Words below the first page cannot point into a block; dropping them
+     * keeps summaries short (zeros, small integers, flags). */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (w[i] >= 4096)
+            c->summary[k++] = w[i];
+    qsort(c->summary, k, sizeof *c->summary, cmp_word);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || c->summary[u - 1] != c->summary[i])
+            c->summary[u++] = c->summary[i];
+    c->nsummary = u;
+    c->summary_valid = true;
+    GB__ADD(pin_words_scanned, n);
+}
+
+/* Whether the sorted summary holds a word in [lo, hi). */
+static bool summary_has_range(const gb_coro *c, uintptr_t lo, uintptr_t hi)
+{
+    size_t a = 0, b = c->nsummary;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (c->summary[m] < lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    GB__ADD(pin_probes, 1);
+    return a < c->nsummary && c->summary[a] < hi;
+}
+
+bool gb__pin_summary_hits(gb_coro *c, const gb_region *r)
+{
+    if (!c->summary_valid)
+        build_summary(c);
+    for (const gb__block *b = r->blocks; b; b = b->next)
+        if (summary_has_range(c, (uintptr_t)b->chunk.base, (uintptr_t)b->chunk.base + b->chunk.size))
+            return true;
+    for (const gb__arena *a = r->arenas; a; a = a->next)
+        if (summary_has_range(c, (uintptr_t)a->chunk.base, (uintptr_t)a->chunk.base + a->chunk.size))
+            return true;
+    return false;
+}
+
+GB__NO_ASAN bool gb__pin_walk_hits(gb_coro *c, const gb_region *r)
+{
+    const uintptr_t *w;
+    size_t n = frozen_words(c, &w);
+    GB__ADD(pin_words_scanned, n);
+    for (size_t i = 0; i < n; i++)
+        if (w[i] >= 4096 && gb__region_contains(r, (const void *)w[i]))
+            return true;
+    return false;
+}
+
+gb_coro *gb__pin_search(gb_region *r)
+{
+    for (gb_coro *c = gb__self()->frozen; c; c = c->fnext)
+        if (gb__fix_coro_points_into(c, r))
+            return c;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ retirement */
+
+static size_t region_total(const gb_region *r)
+{
+    size_t n = r->bytes;
+    for (const gb__arena *a = r->arenas; a; a = a->next)
+        n += a->chunk.size;
+    return n;
+}
+
+static void retire(gb__thread *t, gb_region *r, gb_coro *witness)
+{
+    r->state = GB__RETIRED;
+    witness_set(t, r, witness);
+    GB__ADD(regions_retired, 1);
+    GB__ADD(bytes_retired, region_total(r));
+    GB__ADD(retirements, 1);
+}
+
+void gb__pin_try(gb__thread *t, gb_region *r)
+{
+    GB__ADD(pin_tries, 1);
+    /* A witness that is running may hold the pointer in a live frame that
+     * no scan of frozen stacks sees: the region stays while it runs. */
+    if (r->witness && !r->witness->frozen)
+        return;
+    if (r->witness)
+        witness_drop(t, r);
+    gb_coro *p = gb__fix_pinner(r);
+    list_remove(&t->retired_dirty, r);
+    if (p) {
+        witness_set(t, r, p);
+        return;
+    }
+    GB__SUB(regions_retired, 1);
+    GB__SUB(bytes_retired, region_total(r));
+    gb__region_free(r);
+}
+
+void gb__pin_retry(gb__thread *t)
+{
+    if (t->retired_pinned || t->retired_dirty)
+        gb__fix_retry(t);
+}
 
 void gb__region_release(gb_region *r)
 {
-    gb__region_free(r);
+    gb__thread *t = gb__self();
+    gb_coro *p = t->frozen ? gb__fix_pinner(r) : NULL;
+    if (p)
+        retire(t, r, p);
+    else
+        gb__region_free(r);
+    gb__pin_retry(t);
 }

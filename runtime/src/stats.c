@@ -31,6 +31,14 @@ void gb_stats_get(gb_stats *out)
         .grows_remap = LOAD(grows_remap),
         .grows_copy = LOAD(grows_copy),
         .compactions = LOAD(compactions),
+        .coros_live = LOAD(coros_live),
+        .stacks_pooled = LOAD(stacks_pooled),
+        .pin_words_scanned = LOAD(pin_words_scanned),
+        .pin_probes = LOAD(pin_probes),
+        .pin_tries = LOAD(pin_tries),
+        .pin_tries_skipped = LOAD(pin_tries_skipped),
+        .retirements = LOAD(retirements),
+        .sweeps = LOAD(sweeps),
     };
 }
 

@@ -1,0 +1,257 @@
+/* coro.c -- coroutines: making, resuming, yielding, freeing.
+ *
+ * A coroutine is a stack and a saved stack pointer; switch/ does the
+ * register work in a few instructions of assembly. This file keeps the
+ * bookkeeping that pinning depends on exact: which coroutines are frozen
+ * (their stacks cannot change until they run), which one runs, and which
+ * region stack is in force. Misuse (resuming a finished or running
+ * coroutine, yielding outside one, freeing the running one, crossing
+ * threads) stops the process with a message that names it.
+ */
+#include "internal.h"
+#include "switch/switch.h"
+#include "tools.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MIN_STACK (16 * GB__KIB)
+
+/* ------------------------------------------------- stack overflow report */
+
+static struct sigaction old_segv, old_bus;
+static atomic_int handler_installed;
+
+static void overflow_handler(int sig, siginfo_t *si, void *uctx)
+{
+    gb__thread *t = gb__self();
+    gb_coro *c = t->cur_coro;
+    char *addr = si->si_addr;
+    if (c && c->guard_size && addr >= c->stack_lo - c->guard_size && addr < c->stack_lo) {
+        static const char msg[] = "giveback: coroutine stack overflow: the running coroutine "
+                                  "ran past the bottom of its stack into the guard page "
+                                  "(give gb_coro_new a larger stack_size)\n";
+        ssize_t w = write(2, msg, sizeof msg - 1);
+        (void)w;
+        signal(SIGABRT, SIG_DFL);
+        abort();
+    }
+    /* Not ours: put the previous handler back and return; the faulting
+     * instruction runs again and meets it. */
+    sigaction(sig, sig == SIGSEGV ? &old_segv : &old_bus, NULL);
+    (void)uctx;
+}
+
+/* The handler runs on an alternate stack: on the overflowing stack itself
+ * there is no room left to run anything. Each thread that makes coroutines
+ * gets one (not counted in the stats: it lives as long as the thread). */
+static void install_overflow_handler(gb__thread *t)
+{
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&handler_installed, &expected, 1)) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = overflow_handler;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGSEGV, &sa, &old_segv);
+        sigaction(SIGBUS, &sa, &old_bus);
+    }
+    if (!t->altstack) {
+        stack_t ss;
+        memset(&ss, 0, sizeof ss);
+        ss.ss_size = 64 * GB__KIB;
+        ss.ss_sp = malloc(ss.ss_size);
+        if (ss.ss_sp && sigaltstack(&ss, NULL) == 0)
+            t->altstack = ss.ss_sp;
+        else
+            free(ss.ss_sp);
+    }
+}
+
+/* ------------------------------------------------------------ coroutines */
+
+static void check_thread(const gb_coro *c, const char *who)
+{
+    if (c->thread != gb__self())
+        gb__die("%s: coroutine %p belongs to another thread", who, (const void *)c);
+}
+
+/* Switches from the running context to `to`, whose saved sp is to_sp. */
+static void switch_to(gb__thread *t, void **from_sp, void **from_fake, void *to_sp,
+                      const void *to_lo, size_t to_size)
+{
+    gb__asan_start(from_fake, to_lo, to_size);
+    gb__switch(from_sp, to_sp);
+    (void)t;
+}
+
+/* Pops and leaves every region still on c's stack, innermost first. */
+static void leave_all(gb_coro *c)
+{
+    gb__rstack *s = &c->rstack;
+    while (s->top) {
+        gb_region *r = s->top;
+        s->top = r->parent;
+        s->depth--;
+        r->parent = NULL;
+        r->stack = NULL;
+        GB__SUB(regions_live, 1);
+        gb__region_release(r);
+    }
+}
+
+static void coro_main(void *arg)
+{
+    gb_coro *c = arg;
+    gb__asan_finish(NULL, &c->caller_lo, &c->caller_size);
+    c->fn(c->arg);
+    /* Regions the function entered and did not leave are left now. */
+    leave_all(c);
+    c->status = GB_CORO_FINISHED;
+    gb__thread *t = c->thread;
+    void *to = c->caller ? c->caller->sp : t->main_sp;
+    /* The last switch out: a NULL fake-stack slot tells ASan this stack's
+     * fake frames die here. */
+    gb__asan_start(NULL, c->caller_lo, c->caller_size);
+    gb__switch(&c->sp, to);
+    gb__die("internal error: a finished coroutine was resumed");
+}
+
+gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
+{
+    gb__ensure_init();
+    if (!fn)
+        gb__die("gb_coro_new: NULL function");
+    size_t size = stack_size ? stack_size : GB_CORO_STACK_DEFAULT;
+    if (size < MIN_STACK)
+        size = MIN_STACK;
+    size = gb__round_up_checked(size, gb__os.page_size, "gb_coro_new");
+    gb__thread *t = gb__self();
+    install_overflow_handler(t);
+    gb_coro *c = calloc(1, sizeof *c);
+    if (!c)
+        gb__die("out of memory: no coroutine descriptor");
+    GB__ADD(bytes_meta, sizeof *c);
+    GB__ADD(coros_live, 1);
+    c->fn = fn;
+    c->arg = arg;
+    c->thread = t;
+    c->status = GB_CORO_SUSPENDED;
+    gb__stack_get(c, size);
+    c->vg_id = gb__vg_register(c->stack_lo, c->stack_hi);
+    c->sp = gb__switch_init(c->stack_hi, coro_main, c);
+    gb__coro_frozen_push(t, c);
+    return c;
+}
+
+bool gb_coro_resume(gb_coro *c)
+{
+    if (!c)
+        gb__die("gb_coro_resume: NULL coroutine");
+    check_thread(c, "gb_coro_resume");
+    if (c->status == GB_CORO_FINISHED)
+        gb__die("gb_coro_resume: coroutine %p has finished; it cannot be resumed", (void *)c);
+    if (c->status == GB_CORO_RUNNING)
+        gb__die("gb_coro_resume: coroutine %p is running (a coroutine cannot resume itself "
+                "or one that is waiting on it)",
+                (void *)c);
+    gb__thread *t = c->thread;
+    gb_coro *me = t->cur_coro;
+    if (me)
+        gb__coro_frozen_push(t, me);
+    gb__coro_frozen_remove(t, c);
+    gb__coro_thawed(c);
+    c->caller = me;
+    c->status = GB_CORO_RUNNING;
+    t->cur_coro = c;
+    t->cur = &c->rstack;
+    switch_to(t, me ? &me->sp : &t->main_sp, me ? &me->asan_fake : &t->asan_fake_main, c->sp,
+              c->stack_lo, (size_t)(c->stack_hi - c->stack_lo));
+    /* Back: c yielded or finished. */
+    gb__asan_finish(me ? me->asan_fake : t->asan_fake_main, NULL, NULL);
+    t->cur_coro = me;
+    t->cur = me ? &me->rstack : &t->main_stack;
+    if (me) {
+        gb__coro_frozen_remove(t, me);
+        gb__coro_thawed(me);
+    }
+    if (c->status == GB_CORO_FINISHED) {
+        /* Its stack is dead: what it pinned may go now. */
+        gb__coro_release_witnessed(c);
+        gb__pin_retry(t);
+        return false;
+    }
+    return true;
+}
+
+void gb_coro_yield(void)
+{
+    gb__thread *t = gb__self();
+    gb_coro *c = t->cur_coro;
+    if (!c)
+        gb__die("gb_coro_yield: called outside any coroutine");
+    c->status = GB_CORO_SUSPENDED;
+    gb__coro_frozen_push(t, c);
+    void *to = c->caller ? c->caller->sp : t->main_sp;
+    switch_to(t, &c->sp, &c->asan_fake, to, c->caller_lo, c->caller_size);
+    /* Resumed: gb_coro_resume has set the thread's state. */
+    gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);
+}
+
+void gb_coro_free(gb_coro *c)
+{
+    if (!c)
+        return;
+    check_thread(c, "gb_coro_free");
+    if (c->status == GB_CORO_RUNNING)
+        gb__die("gb_coro_free: coroutine %p is running; free it after it yields or finishes",
+                (void *)c);
+    gb__thread *t = c->thread;
+    gb__coro_frozen_remove(t, c);
+    gb__coro_release_witnessed(c);
+    /* Regions it entered and never left go now; its own stack no longer
+     * counts as a pinner. */
+    leave_all(c);
+    gb__vg_deregister(c->vg_id);
+    gb__stack_put(c);
+    free(c->summary);
+    GB__SUB(bytes_meta, sizeof *c + c->summary_cap * sizeof *c->summary);
+    free(c);
+    GB__SUB(coros_live, 1);
+    gb__pin_retry(t);
+}
+
+gb_coro_status gb_coro_status_of(const gb_coro *c)
+{
+    return c->status;
+}
+
+gb_coro *gb_coro_current(void)
+{
+    return gb__self()->cur_coro;
+}
+
+void gb_sweep(void)
+{
+    gb__ensure_init();
+    gb__thread *t = gb__self();
+    GB__ADD(sweeps, 1);
+    gb__pin_retry(t);
+    gb__stack_pool_trim(t);
+    gb__chunk_retry_unmaps();
+}
+
+void gb_safepoint(void)
+{
+    gb__ensure_init();
+    if (!gb__cfg.stress)
+        return;
+    gb__thread *t = gb__self();
+    if (++t->safepoints >= gb__cfg.stress) {
+        t->safepoints = 0;
+        gb_sweep();
+    }
+}

@@ -1,0 +1,15 @@
+/* pin_check.c -- the pin check: a left region stays while a frozen stack
+ * points into it.
+ *
+ * Freeing a region that a suspended coroutine still points into lets the
+ * coroutine read freed (unmapped) memory when it resumes. This file asks
+ * the frozen stacks before a left region is freed. The poison unpinned-free
+ * replaces it with one that never finds a pinner, which the fuzzers and the
+ * pinned-kept-then-freed gate must catch.
+ */
+#include "internal.h"
+
+gb_coro *gb__fix_pinner(gb_region *r)
+{
+    return gb__pin_search(r);
+}

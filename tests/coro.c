@@ -1,0 +1,444 @@
+/* coro.c -- coroutines and pinning. */
+#include "gbtest.h"
+#include "giveback.h"
+
+#include <pthread.h>
+#include <string.h>
+
+static gb_stats stats(void)
+{
+    gb_stats s;
+    gb_stats_get(&s);
+    return s;
+}
+
+static void check_all_given_back(void)
+{
+    gb_sweep();
+    gb_stats s = stats();
+    CHECK_EQ(s.bytes_mapped, 0);
+    CHECK_EQ(s.bytes_heap, 0);
+    CHECK_EQ(s.bytes_meta, 0);
+    CHECK_EQ(s.mappings, 0);
+    CHECK_EQ(s.regions_live, 0);
+    CHECK_EQ(s.regions_retired, 0);
+    CHECK_EQ(s.bytes_retired, 0);
+    CHECK_EQ(s.coros_live, 0);
+    CHECK_EQ(s.stacks_pooled, 0);
+}
+
+static void count_to_three(void *arg)
+{
+    int *n = arg;
+    for (int i = 0; i < 3; i++) {
+        (*n)++;
+        gb_coro_yield();
+    }
+}
+
+GB_TEST(resume_yield_finish)
+{
+    int n = 0;
+    gb_coro *c = gb_coro_new(count_to_three, &n, 0);
+    CHECK_EQ(gb_coro_status_of(c), GB_CORO_SUSPENDED);
+    CHECK(gb_coro_current() == NULL);
+    CHECK(gb_coro_resume(c));
+    CHECK_EQ(n, 1);
+    CHECK(gb_coro_resume(c));
+    CHECK(gb_coro_resume(c));
+    CHECK_EQ(n, 3);
+    CHECK(!gb_coro_resume(c)); /* returns from the loop: finished */
+    CHECK_EQ(gb_coro_status_of(c), GB_CORO_FINISHED);
+    gb_coro_free(c);
+    check_all_given_back();
+}
+
+static void own_region_stack(void *arg)
+{
+    gb_region **seen = arg;
+    CHECK_EQ(gb_depth(), 0); /* the thread's regions are not on this stack */
+    CHECK(gb_current() == NULL);
+    gb_region *r = gb_enter();
+    seen[0] = gb_current();
+    memset(gb_alloc(100000), 1, 100000);
+    gb_coro_yield();
+    CHECK(gb_current() == r);
+    gb_enter(); /* left for it when the coroutine finishes */
+}
+
+GB_TEST(each_coroutine_has_its_own_region_stack)
+{
+    gb_region *mine = gb_enter();
+    gb_region *seen[1];
+    gb_coro *c = gb_coro_new(own_region_stack, seen, 0);
+    gb_coro_resume(c);
+    CHECK(gb_current() == mine);
+    CHECK_EQ(gb_depth(), 1);
+    CHECK(seen[0] != mine);
+    CHECK_EQ(stats().regions_live, 2);
+    CHECK(!gb_coro_resume(c));
+    CHECK_EQ(stats().regions_live, 1);
+    gb_coro_free(c);
+    gb_leave(mine);
+    check_all_given_back();
+}
+
+/* Holds a pointer into a region that is left while it is suspended, then
+ * reads it after it is resumed. */
+static void hold_and_read(void *arg)
+{
+    unsigned char *volatile p = arg;
+    gb_coro_yield();
+    for (size_t i = 0; i < 200000; i++)
+        CHECK_EQ(p[i], (unsigned char)(i * 7));
+}
+
+GB_TEST(a_pinned_region_is_kept_and_read_back_intact)
+{
+    gb_region *r = gb_enter();
+    unsigned char *buf = gb_alloc(200000);
+    for (size_t i = 0; i < 200000; i++)
+        buf[i] = (unsigned char)(i * 7);
+    gb_coro *c = gb_coro_new(hold_and_read, buf, 0);
+    gb_coro_resume(c);
+    buf = NULL;
+    gb_leave(r);
+    gb_stats s = stats();
+    CHECK_EQ(s.regions_retired, 1);
+    CHECK(s.bytes_retired >= 200000);
+    /* Other regions come and go meanwhile and must not reuse its memory. */
+    for (int i = 0; i < 20; i++) {
+        gb_region *o = gb_enter();
+        memset(gb_alloc(300000), 0xee, 300000);
+        gb_leave(o);
+    }
+    CHECK_EQ(stats().regions_retired, 1);
+    CHECK(!gb_coro_resume(c)); /* reads and checks every byte */
+    /* It finished: nothing pins the region, and it went at once. */
+    CHECK_EQ(stats().regions_retired, 0);
+    gb_coro_free(c);
+    check_all_given_back();
+}
+
+static void hold_forever(void *arg)
+{
+    void *volatile p = arg;
+    for (;;)
+        gb_coro_yield();
+    (void)p;
+}
+
+GB_TEST(freeing_the_pinning_coroutine_frees_the_region)
+{
+    gb_region *r = gb_enter();
+    gb_coro *c = gb_coro_new(hold_forever, gb_alloc(5000), 0);
+    gb_coro_resume(c);
+    gb_leave(r);
+    CHECK_EQ(stats().regions_retired, 1);
+    gb_coro_free(c);
+    CHECK_EQ(stats().regions_retired, 0);
+    check_all_given_back();
+}
+
+GB_TEST(an_unpinned_region_is_freed_at_once)
+{
+    gb_coro *c = gb_coro_new(hold_forever, NULL, 0);
+    gb_coro_resume(c);
+    gb_region *r = gb_enter();
+    memset(gb_alloc(1 << 20), 3, 1 << 20);
+    gb_leave(r);
+    CHECK_EQ(stats().regions_retired, 0);
+    CHECK_EQ(stats().retirements, 0);
+    gb_coro_free(c);
+    check_all_given_back();
+}
+
+/* The pointer lives only in a callee-saved register when the coroutine
+ * yields: the switch pushes that register on the coroutine's stack, below
+ * no frame of its own, and the scan must include it. The value arrives
+ * encoded so no frame holds the plain pointer. */
+#define KEY ((uintptr_t)0x5a5a5a5a5a5a5a5aull)
+
+static void hold_in_register(void *arg)
+{
+    uintptr_t enc = *(volatile uintptr_t *)arg;
+#if defined(__x86_64__)
+    register uintptr_t p __asm__("r12") = enc ^ KEY;
+#elif defined(__aarch64__)
+    register uintptr_t p __asm__("x19") = enc ^ KEY;
+#endif
+    __asm__ volatile("" : "+r"(p));
+    gb_coro_yield();
+    __asm__ volatile("" : "+r"(p));
+    CHECK_EQ(*(unsigned char *)p, 0x77);
+}
+
+GB_TEST(a_pointer_in_a_saved_register_alone_pins)
+{
+    gb_region *r = gb_enter();
+    unsigned char *buf = gb_alloc(64);
+    buf[0] = 0x77;
+    uintptr_t enc = (uintptr_t)buf ^ KEY;
+    buf = NULL;
+    gb_coro *c = gb_coro_new(hold_in_register, &enc, 0);
+    gb_coro_resume(c);
+    gb_leave(r);
+    CHECK_EQ(stats().regions_retired, 1);
+    CHECK(!gb_coro_resume(c));
+    CHECK_EQ(stats().regions_retired, 0);
+    gb_coro_free(c);
+    check_all_given_back();
+}
+
+/* A coroutine that resumed another is frozen too: leaving a region it
+ * points into from the inner one retires the region. */
+static void inner_leaves(void *arg)
+{
+    gb_region *r = gb_enter();
+    *(void **)arg = gb_alloc(4096);
+    gb_coro_yield();
+    gb_leave(r); /* the outer coroutine points into r */
+}
+
+static void outer_holds(void *arg)
+{
+    void *volatile p = NULL;
+    gb_coro *inner = gb_coro_new(inner_leaves, (void *)&p, 0);
+    gb_coro_resume(inner);
+    CHECK(p != NULL);
+    gb_coro_resume(inner); /* inner leaves r while we wait on it */
+    *(int *)arg = (int)stats().regions_retired;
+    gb_coro_free(inner);
+    gb_coro_yield();
+}
+
+GB_TEST(a_coroutine_waiting_on_another_pins_too)
+{
+    int retired = -1;
+    gb_coro *outer = gb_coro_new(outer_holds, &retired, 0);
+    gb_coro_resume(outer);
+    CHECK_EQ(retired, 1);
+    gb_coro_free(outer);
+    check_all_given_back();
+}
+
+/* The article's shape: an Enumerator per step, each a coroutine stepped
+ * once and dropped, thousands of them, under GB_STRESS=50; suspended ones
+ * are reclaimed once 1024 are live. Memory must stay bounded. */
+static void step_once(void *arg)
+{
+    char *volatile p = arg;
+    gb_coro_yield();
+    (void)p;
+}
+
+GB_TEST(thousands_of_dropped_coroutines_under_stress_stay_bounded)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.stress = 50;
+    gb_init(&o);
+    enum { STEPS = 20000, LIVE_MAX = 1024, REGION = 64 * 1024 };
+    static gb_coro *live[LIVE_MAX];
+    size_t nlive = 0, peak = 0;
+    for (int i = 0; i < STEPS; i++) {
+        gb_region *r = gb_enter();
+        char *p = gb_alloc(REGION);
+        memset(p, i, REGION);
+        gb_coro *c = gb_coro_new(step_once, p, 0);
+        gb_coro_resume(c);
+        gb_leave(r);
+        live[nlive++] = c;
+        gb_safepoint();
+        if (nlive == LIVE_MAX) {
+            for (size_t k = 0; k < nlive; k++)
+                gb_coro_free(live[k]);
+            nlive = 0;
+        }
+        gb_stats s = stats();
+        size_t held = s.bytes_mapped + s.bytes_heap;
+        if (held > peak)
+            peak = held;
+    }
+    for (size_t k = 0; k < nlive; k++)
+        gb_coro_free(live[k]);
+    gb_stats s = stats();
+    CHECK(s.sweeps >= STEPS / 50);
+    CHECK_EQ(s.retirements, STEPS);
+    /* Bounded by what 1024 live coroutines hold: their regions (64 KiB and
+     * a block header, in a 128 KiB block) and their stacks' address space. */
+    fprintf(stderr, "peak held %.1f MiB over %d steps\n", peak / 1048576.0, STEPS);
+    CHECK_LT(peak, (size_t)LIVE_MAX * (128 * 1024 + GB_CORO_STACK_DEFAULT + 8192) + 16 * 1048576);
+    check_all_given_back();
+}
+
+/* Pin-check work for N retirements, with K frozen coroutines around. */
+static uint64_t pin_work(int k_background, int n)
+{
+    gb_coro *bg[256], *held[2048];
+    for (int i = 0; i < k_background; i++) {
+        bg[i] = gb_coro_new(hold_forever, NULL, 0);
+        gb_coro_resume(bg[i]);
+    }
+    gb_stats before = stats();
+    for (int i = 0; i < n; i++) {
+        gb_region *r = gb_enter();
+        held[i] = gb_coro_new(hold_forever, gb_alloc(1000), 0);
+        gb_coro_resume(held[i]);
+        gb_leave(r);
+    }
+    gb_stats after = stats();
+    CHECK_EQ(after.regions_retired, (size_t)n);
+    for (int i = 0; i < n; i++)
+        gb_coro_free(held[i]);
+    for (int i = 0; i < k_background; i++)
+        gb_coro_free(bg[i]);
+    CHECK_EQ(stats().regions_retired, 0);
+    return (after.pin_words_scanned - before.pin_words_scanned) + (after.pin_probes - before.pin_probes);
+}
+
+GB_TEST(pin_work_grows_linearly_with_retirements)
+{
+    uint64_t w1 = pin_work(200, 500);
+    uint64_t w2 = pin_work(200, 1000);
+    double ratio = (double)w2 / (double)w1;
+    fprintf(stderr, "pin-check work: %ju for N=500, %ju for 2N=1000: ratio %.2f\n", (uintmax_t)w1,
+            (uintmax_t)w2, ratio);
+    CHECK(ratio > 1.5 && ratio < 2.5);
+    gb_stats s = stats();
+    CHECK(s.pin_tries_skipped > 0);
+    check_all_given_back();
+}
+
+GB_TEST(ten_thousand_suspended_coroutines_fit_the_mapping_budget)
+{
+    enum { N = 10000 };
+    static gb_coro *c[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = gb_coro_new(hold_forever, NULL, 0);
+        gb_coro_resume(c[i]);
+    }
+    gb_stats s = stats();
+    CHECK_EQ(s.fallbacks_budget, 0);
+    CHECK(s.mappings <= s.map_budget);
+    for (int i = 0; i < N; i++)
+        gb_coro_free(c[i]);
+    check_all_given_back();
+}
+
+GB_TEST(freed_stacks_are_pooled_emptied_and_trimmed)
+{
+    for (int i = 0; i < 100; i++) {
+        gb_coro *c = gb_coro_new(hold_forever, NULL, 0);
+        gb_coro_resume(c);
+        gb_coro_free(c);
+    }
+    gb_stats s = stats();
+    CHECK(s.stacks_pooled >= 1 && s.stacks_pooled <= 8);
+    CHECK_LT(s.mappings, 20);
+    check_all_given_back();
+}
+
+/* ----------------------------------------------------------- misuse */
+
+static void resume_finished(void)
+{
+    int n = 0;
+    gb_coro *c = gb_coro_new(count_to_three, &n, 0);
+    while (gb_coro_resume(c))
+        ;
+    gb_coro_resume(c);
+}
+
+GB_TEST(resuming_a_finished_coroutine_stops)
+{
+    gbt_expect_death(resume_finished, "has finished; it cannot be resumed");
+}
+
+static void resume_self_body(void *arg)
+{
+    (void)arg;
+    gb_coro_resume(gb_coro_current());
+}
+
+static void resume_running(void)
+{
+    gb_coro_resume(gb_coro_new(resume_self_body, NULL, 0));
+}
+
+GB_TEST(resuming_a_running_coroutine_stops)
+{
+    gbt_expect_death(resume_running, "is running (a coroutine cannot resume itself");
+}
+
+static void yield_outside(void)
+{
+    gb_coro_yield();
+}
+
+GB_TEST(yielding_outside_a_coroutine_stops)
+{
+    gbt_expect_death(yield_outside, "gb_coro_yield: called outside any coroutine");
+}
+
+static void free_self_body(void *arg)
+{
+    (void)arg;
+    gb_coro_free(gb_coro_current());
+}
+
+static void free_running(void)
+{
+    gb_coro_resume(gb_coro_new(free_self_body, NULL, 0));
+}
+
+GB_TEST(freeing_the_running_coroutine_stops)
+{
+    gbt_expect_death(free_running, "gb_coro_free: coroutine");
+}
+
+static gb_coro *foreign;
+
+static void *resume_foreign(void *arg)
+{
+    (void)arg;
+    gb_coro_resume(foreign);
+    return NULL;
+}
+
+static void cross_thread(void)
+{
+    foreign = gb_coro_new(hold_forever, NULL, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, resume_foreign, NULL);
+    pthread_join(t, NULL);
+}
+
+GB_TEST(resuming_another_threads_coroutine_stops)
+{
+    gbt_expect_death(cross_thread, "belongs to another thread");
+}
+
+static int deep(int n)
+{
+    volatile char pad[1024];
+    pad[0] = (char)n;
+    return n == 0 ? pad[0] : deep(n - 1) + pad[0];
+}
+
+static void overflow_body(void *arg)
+{
+    (void)arg;
+    deep(1000000);
+}
+
+static void overflow(void)
+{
+    gb_coro_resume(gb_coro_new(overflow_body, NULL, 32 * 1024));
+}
+
+GB_TEST(a_stack_overflow_names_itself)
+{
+    GBT_SKIP_IF(GBT_SANITIZED, "ASan reports stack overflows itself");
+    gbt_expect_death(overflow, "coroutine stack overflow");
+}
