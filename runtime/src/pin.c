@@ -130,7 +130,9 @@ void gb__coro_release_witnessed(gb_coro *c)
 GB__NO_ASAN static size_t frozen_words(const gb_coro *c, const uintptr_t **words)
 {
     *words = (const uintptr_t *)c->sp;
-    return (size_t)((const uintptr_t *)c->stack_hi - (const uintptr_t *)c->sp);
+    size_t n = (size_t)((const uintptr_t *)c->stack_hi - (const uintptr_t *)c->sp);
+    gb__vg_make_defined(c->sp, n * sizeof(uintptr_t));
+    return n;
 }
 
 static int cmp_word(const void *a, const void *b)
