@@ -2,9 +2,10 @@
 # test.sh -- every test the project has, from nothing, as `make test` runs it.
 #
 # One script so that a developer, `.ci/run` and GitHub Actions run the same
-# steps: the release build's tests, the same tests under ASan and UBSan, the
-# threaded tests under TSan, the arm64 build under qemu-user and the macOS
-# cross build where this machine can do them. Each stage prints its ctest
+# steps: the linters, the release build's tests, the same tests under ASan
+# and UBSan, the threaded tests under TSan, the kill matrix (ci/gate.sh),
+# the arm64 build under qemu-user and the macOS cross build where this
+# machine can do them. Each stage prints its ctest
 # summary; the script ends with one "N passed, N failed" line over stages
 # and fails if any stage failed.
 set -euo pipefail
@@ -19,7 +20,7 @@ generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 
 # Stages to run: all by default, or those named in GB_TEST_STAGES.
-stages="${GB_TEST_STAGES:-release debug tsan arm64 macos}"
+stages="${GB_TEST_STAGES:-lint release debug tsan gate arm64 macos}"
 os="$(uname -s)"
 arch="$(uname -m)"
 
@@ -49,6 +50,8 @@ preset() {
 for s in $stages; do
     case "$s" in
         release | debug | tsan) stage "$s" preset "$s" ;;
+        gate) stage gate ci/gate.sh ;;
+        lint) stage lint ci/lint.sh ;;
         arm64)
             if [[ "$os" == Linux && "$arch" == x86_64 ]]; then
                 stage arm64 ci/cross-arm64.sh "${generator[@]}" "${werror[@]}"

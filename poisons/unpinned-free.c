@@ -1,0 +1,15 @@
+/* unpinned-free.c -- poison: a left region is freed even though a
+ * suspended stack points into it.
+ *
+ * Takes out fix/pin_check.c: no frozen stack is ever found pinning a
+ * region, so a coroutine that resumes reads memory that was unmapped (or
+ * handed to someone else). This is the fault the pin check exists for.
+ * Must be caught by: pinned-kept-then-freed, and the fuzzers under ASan.
+ */
+#include "internal.h"
+
+gb_coro *gb__fix_pinner(gb_region *r)
+{
+    (void)r;
+    return NULL;
+}
