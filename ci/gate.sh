@@ -34,6 +34,7 @@ out=build/gate
 rm -rf "$out"
 mkdir -p "$out/junit"
 export GATE_BIN_DIR="$root/build/release/gates/bin"
+export GATE_SERIES_DIR="$root/$out/series"
 results="$root/$out/results.tsv"
 : >"$results"
 
@@ -75,7 +76,7 @@ for build in "${builds[@]}"; do
     echo "gate.sh: build $build: ${names[*]}"
     GATE_BUILD="$build" GATE_RESULTS="$results" \
         bats --formatter junit --filter "$filter" gates/*.bats >"$out/junit/$build.xml" || true
-    grep -P "\t$build\t" "$results" | awk -F'\t' '{ printf "  %-24s %-4s %-9s %s\n", $1, $3, $4, $5 }'
+    awk -F'\t' -v b="$build" '$2 == b { printf "  %-24s %-4s %-9s %s\n", $1, $3, $4, $5 }' "$results"
 done
 
 echo

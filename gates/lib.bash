@@ -22,6 +22,22 @@ gate_setup() {
     GATE_PID=
     GATE_OUT="${BATS_TEST_TMPDIR}/out"
     GATE_ERR="${BATS_TEST_TMPDIR}/err"
+    # The resident size over time, for the charts: "<seconds>\t<KiB>".
+    GATE_SERIES=
+    if [[ -n "${GATE_SERIES_DIR:-}" ]]; then
+        mkdir -p "${GATE_SERIES_DIR}"
+        GATE_SERIES="${GATE_SERIES_DIR}/${BATS_TEST_DESCRIPTION}__${GATE_BUILD}.tsv"
+        : >"${GATE_SERIES}"
+    fi
+}
+
+# Seconds since the program started, to the millisecond where bash can.
+gate_elapsed() {
+    if [[ -n "${EPOCHREALTIME:-}" ]]; then
+        awk -v a="${GATE_T0}" -v b="${EPOCHREALTIME}" 'BEGIN { printf "%.3f", b - a }'
+    else
+        echo "$((SECONDS - GATE_STARTED))"
+    fi
 }
 
 gate_teardown() {
@@ -54,6 +70,7 @@ gate_start() {
     "$@" >"${GATE_OUT}" 2>"${GATE_ERR}" 3>&- &
     GATE_PID=$!
     GATE_STARTED=${SECONDS}
+    GATE_T0="${EPOCHREALTIME:-}"
     GATE_PEAK_KIB=0
 }
 
@@ -104,6 +121,7 @@ gate_next() {
         esac
         rss="$(gate_rss_kib)"
         ((rss > GATE_PEAK_KIB)) && GATE_PEAK_KIB=${rss}
+        [[ -n "${GATE_SERIES}" ]] && printf '%s\t%s\n' "$(gate_elapsed)" "${rss}" >>"${GATE_SERIES}"
         if ((rss > GUARD_RSS_KIB)); then
             GATE_REASON="guard: killed at $((rss / 1024)) MiB resident, over the guard's $((GUARD_RSS_KIB / 1024)) MiB"
             gate_teardown

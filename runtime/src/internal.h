@@ -231,7 +231,18 @@ typedef struct gb__thread {
     void *altstack; /* this thread's signal stack, kept for its life */
 } gb__thread;
 
-gb__thread *gb__self(void);
+/* This thread's state. initial-exec TLS: one load from the thread pointer,
+ * which coroutine switches hit twice per round trip; the struct is small
+ * enough for the static TLS surplus a dlopen'ed library may use. */
+extern _Thread_local gb__thread gb__tls __attribute__((tls_model("initial-exec")));
+
+static inline gb__thread *gb__self(void)
+{
+    gb__thread *t = &gb__tls;
+    if (GB__UNLIKELY(!t->cur))
+        t->cur = &t->main_stack;
+    return t;
+}
 
 /* Allocates n bytes in r, which the caller has checked is LIVE. */
 void *gb__region_alloc(gb_region *r, size_t n);

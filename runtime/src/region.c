@@ -14,15 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local gb__thread tls;
-
-gb__thread *gb__self(void)
-{
-    gb__thread *t = &tls;
-    if (GB__UNLIKELY(!t->cur))
-        t->cur = &t->main_stack;
-    return t;
-}
+_Thread_local gb__thread gb__tls;
 
 /* The running context's region stack. */
 static gb__rstack *cur_stack(void)

@@ -61,13 +61,24 @@ GB_FUNC_BEGIN(gb__switch)
 	pushq	$0
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
+	/* Keep both control words in scratch registers (caller-saved, so free
+	 * here) to restore only what differs: loading the x87 control word
+	 * stalls the pipeline, and contexts almost always share both words.
+	 * Each is read back with the width it was stored with, so the loads
+	 * are forwarded from the stores instead of waiting for them. */
+	movl	(%rsp), %eax
+	movzwl	4(%rsp), %edx
 
 	movq	%rsp, (%rdi)
 	movq	%rsi, %rsp
 
+	cmpl	(%rsp), %eax
+	je	1f
 	ldmxcsr	(%rsp)
+1:	cmpw	4(%rsp), %dx
+	je	2f
 	fldcw	4(%rsp)
-	addq	$8, %rsp
+2:	addq	$8, %rsp
 	popq	%r15
 	popq	%r14
 	popq	%r13
