@@ -21,37 +21,6 @@
 
 #include <stdlib.h>
 
-/* ----------------------------------------------------------- frozen list */
-
-void gb__coro_frozen_push(gb__thread *t, gb_coro *c)
-{
-    if (c->frozen)
-        return;
-    /* Its stack changed since it was last frozen: what it witnessed needs
-     * another try, against the stack as it is now. */
-    gb__coro_release_witnessed(c);
-    c->frozen = true;
-    c->fprev = NULL;
-    c->fnext = t->frozen;
-    if (t->frozen)
-        t->frozen->fprev = c;
-    t->frozen = c;
-}
-
-void gb__coro_frozen_remove(gb__thread *t, gb_coro *c)
-{
-    if (!c->frozen)
-        return;
-    c->frozen = false;
-    if (c->fprev)
-        c->fprev->fnext = c->fnext;
-    else
-        t->frozen = c->fnext;
-    if (c->fnext)
-        c->fnext->fprev = c->fprev;
-    c->fnext = c->fprev = NULL;
-}
-
 /* ----------------------------------------------------- retired lists */
 
 /* A retired region is on exactly one of its thread's two lists: pinned
@@ -107,16 +76,7 @@ static void witness_drop(gb__thread *t, gb_region *r)
     list_push(&t->retired_dirty, r);
 }
 
-void gb__coro_thawed(gb_coro *c)
-{
-    /* Running, it keeps its witnessed regions: a live frame may still hold
-     * the pointer that pinned them. They are tried again once it is frozen
-     * again, finishes or is freed. */
-    c->summary_valid = false;
-    c->nsummary = 0;
-}
-
-void gb__coro_release_witnessed(gb_coro *c)
+void gb__coro_release_witnessed_slow(gb_coro *c)
 {
     while (c->witnessed)
         witness_drop(c->thread, c->witnessed);
