@@ -55,9 +55,18 @@ typedef enum gb_blocks { GB_BLOCKS_AUTO = 0, GB_BLOCKS_MAP, GB_BLOCKS_HEAP } gb_
  *                  the OS has it, else copy. */
 typedef enum gb_growth { GB_GROW_AUTO = 0, GB_GROW_REMAP, GB_GROW_COPY } gb_growth;
 
+/* Where chunks too small for a mapping of their own come from, with the
+ * map source (the heap source takes everything from malloc).
+ *   GB_SMALL_SLAB:   from slabs the runtime maps itself; a slab is unmapped
+ *                    when its last chunk goes, so small regions leave too.
+ *   GB_SMALL_MALLOC: from malloc, which may keep them after a leave.
+ *   GB_SMALL_AUTO:   GB_SMALL (slab|malloc|auto) decides; default slab. */
+typedef enum gb_small { GB_SMALL_AUTO = 0, GB_SMALL_SLAB, GB_SMALL_MALLOC } gb_small;
+
 typedef struct gb_options {
     gb_blocks blocks;
     gb_growth growth;
+    gb_small small;
     /* Most mappings the runtime keeps at once (blocks, arenas, stacks).
      * 0: derived from the OS limit (on Linux vm.max_map_count less an eighth
      * left to the host, at least 1024 below it). Past it blocks come from
@@ -282,6 +291,9 @@ typedef struct gb_stats {
     uint64_t pin_tries_skipped; /* tries skipped: nothing that pinned them has run */
     uint64_t retirements;       /* regions retired on leave */
     uint64_t sweeps;
+    /* small chunks, now */
+    size_t slabs;               /* slabs mapped (counted in mappings, bytes_mapped) */
+    size_t bytes_small;         /* bytes of small chunks handed out from them */
 } gb_stats;
 
 GB_API void gb_stats_get(gb_stats *out);

@@ -61,8 +61,12 @@ static gb__chunk heap_chunk(size_t n, int map_errno)
 
 gb__chunk gb__chunk_get(size_t n)
 {
-    if (!gb__fix_chunk_is_mapped(n))
+    if (!gb__fix_chunk_is_mapped(n)) {
+        gb__chunk c;
+        if (gb__cfg.small_slabs && n < gb__cfg.map_min && gb__small_get(n, &c))
+            return c;
         return heap_chunk(n, 0);
+    }
     size_t size = gb__round_up_checked(n, gb__os.page_size, "chunk");
     if (!gb__mapping_reserve(1)) {
         GB__ADD(fallbacks_budget, 1);
@@ -130,6 +134,8 @@ void gb__chunk_put(gb__chunk c)
 {
     if (c.src == GB__SRC_MAP) {
         unmap_or_defer(c.base, c.size);
+    } else if (c.src == GB__SRC_SMALL) {
+        gb__small_put(c);
     } else {
         free(c.base);
         GB__SUB(bytes_heap, c.size);

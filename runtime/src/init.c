@@ -45,6 +45,18 @@ static gb_growth growth_from_env(void)
     gb__die("GB_GROW=%s: expected remap, copy or auto", v);
 }
 
+static bool small_from_env(gb_small small)
+{
+    if (small != GB_SMALL_AUTO)
+        return small == GB_SMALL_SLAB;
+    const char *v = getenv("GB_SMALL");
+    if (!v || !*v || strcmp(v, "auto") == 0 || strcmp(v, "slab") == 0)
+        return true;
+    if (strcmp(v, "malloc") == 0)
+        return false;
+    gb__die("GB_SMALL=%s: expected slab, malloc or auto", v);
+}
+
 static unsigned stress_from_env(void)
 {
     const char *v = getenv("GB_STRESS");
@@ -94,6 +106,10 @@ static void configure(const gb_options *o)
         gb__die("gb_init: first_block (%zu) must be at least 256 and at most block_cap (%zu)",
                 c.first_block, c.block_cap);
     c.stress = o->stress ? o->stress : stress_from_env();
+    /* With the map source, chunks too small for a mapping of their own
+     * come from the runtime's slabs, so they leave too; GB_SMALL=malloc
+     * (or the option) puts them back in malloc, for comparison. */
+    c.small_slabs = c.blocks == GB_BLOCKS_MAP && small_from_env(o->small);
 
     /* A library build is a guest: it must not change a process-wide malloc
      * setting behind its host's back. */

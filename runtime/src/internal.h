@@ -56,6 +56,7 @@ typedef struct gb__config {
     size_t first_block;
     size_t block_cap;
     unsigned stress;
+    bool small_slabs;     /* chunks under map_min from slabs (map source) */
     bool threshold_fixed; /* this init called mallopt */
 } gb__config;
 
@@ -84,6 +85,7 @@ typedef struct gb__counters {
     atomic_size_t coros_live, stacks_pooled;
     atomic_uint_fast64_t pin_words_scanned, pin_probes, pin_tries, pin_tries_skipped;
     atomic_uint_fast64_t retirements, sweeps;
+    atomic_size_t slabs, bytes_small;
 } gb__counters;
 
 extern gb__counters gb__stat;
@@ -95,21 +97,31 @@ extern gb__counters gb__stat;
 
 /* Where a chunk of memory came from. */
 typedef enum gb__src {
-    GB__SRC_MAP = 1,  /* the runtime's own mapping */
-    GB__SRC_HEAP = 2, /* malloc */
+    GB__SRC_MAP = 1,   /* the runtime's own mapping */
+    GB__SRC_HEAP = 2,  /* malloc */
+    GB__SRC_SMALL = 3, /* part of one of the runtime's slabs (small.c) */
 } gb__src;
+
+typedef struct gb__slab gb__slab;
 
 /* A chunk: the unit the runtime takes from the OS or malloc and gives back
  * whole. Region blocks and container arenas are chunks.
  *   - size is what was taken: page-rounded for MAP, exact for HEAP;
  *   - a MAP chunk counts once in gb__stat.mappings and size in bytes_mapped
  *     from gb__chunk_get until gb__chunk_put; a HEAP chunk counts size in
- *     bytes_heap over the same span. */
+ *     bytes_heap over the same span; a SMALL chunk counts size in
+ *     bytes_small, and owner is its slab (whose mapping is counted once). */
 typedef struct gb__chunk {
     void *base;
     size_t size;
     gb__src src;
+    gb__slab *owner;
 } gb__chunk;
+
+/* Small chunks from the runtime's slabs (small.c): false when no slab
+ * could be had (the caller then uses malloc). */
+bool gb__small_get(size_t n, gb__chunk *out);
+void gb__small_put(gb__chunk c);
 
 /* Takes a chunk of at least n bytes. The block source decides MAP or HEAP
  * (fix/block_map.c); a MAP request past the mapping budget or whose mmap

@@ -39,6 +39,8 @@ void gb_stats_get(gb_stats *out)
         .pin_tries_skipped = LOAD(pin_tries_skipped),
         .retirements = LOAD(retirements),
         .sweeps = LOAD(sweeps),
+        .slabs = LOAD(slabs),
+        .bytes_small = LOAD(bytes_small),
     };
 }
 
