@@ -13,6 +13,7 @@
  */
 
 #include "giveback.h"
+#include "scenarios.h"
 
 #include <signal.h>
 #include <stdarg.h>
@@ -34,7 +35,6 @@ enum {
     PIN_N = 100,           /* retirements in pin-walk's first phase (then 2N) */
     STRESS_STEPS = 20000,  /* coroutines made, stepped once and dropped */
     STRESS_LIVE_MAX = 1024,
-    STRESS_EVERY = 50,     /* GB_STRESS */
 };
 static const size_t REGION_BYTES = 400 * MIB;
 static const size_t REGION_PIECE = 64 * 1024;
@@ -76,17 +76,7 @@ static int region_400mb(void)
 {
     void *kept[REGION_ROUNDS];
     for (int round = 1; round <= REGION_ROUNDS; round++) {
-        gb_region *r = gb_enter();
-        for (size_t total = 0; total < REGION_BYTES; total += REGION_PIECE)
-            memset(gb_alloc(REGION_PIECE), round, REGION_PIECE);
-        /* A small allocation made at the peak and kept: on glibc it lands
-         * on top of the heap and stops trimming, which is what lets the
-         * dynamic threshold show. It is larger than any chunk freed in the
-         * earlier rounds (the first blocks, under 128 KiB), so glibc takes
-         * it from the top, not from a free list lower down. */
-        kept[round - 1] = malloc(KEPT_BYTES);
-        memset(kept[round - 1], round, KEPT_BYTES);
-        gb_leave(r);
+        gbs_region_round(REGION_BYTES, REGION_PIECE, KEPT_BYTES, round, &kept[round - 1]);
         char name[32];
         snprintf(name, sizeof name, "round-%d", round);
         checkpoint(name, "blocks=%s build=%s", gb_blocks_name(), gb_build_kind());
@@ -117,41 +107,10 @@ static int map_arenas(void)
 
 /* ------------------------------------------------------------ pin-walk */
 
-static void hold_forever(void *arg)
-{
-    void *volatile p = arg;
-    for (;;)
-        gb_coro_yield();
-    (void)p;
-}
-
-static uint64_t pin_work(int n, size_t *retired)
-{
-    gb_coro *bg[PIN_BACKGROUND], *held[2 * PIN_N];
-    for (int i = 0; i < PIN_BACKGROUND; i++) {
-        bg[i] = gb_coro_new(hold_forever, NULL, 0);
-        gb_coro_resume(bg[i]);
-    }
-    gb_stats before = stats();
-    for (int i = 0; i < n; i++) {
-        gb_region *r = gb_enter();
-        held[i] = gb_coro_new(hold_forever, gb_alloc(1000), 0);
-        gb_coro_resume(held[i]);
-        gb_leave(r);
-    }
-    gb_stats after = stats();
-    *retired = after.regions_retired;
-    for (int i = 0; i < n; i++)
-        gb_coro_free(held[i]);
-    for (int i = 0; i < PIN_BACKGROUND; i++)
-        gb_coro_free(bg[i]);
-    return (after.pin_words_scanned - before.pin_words_scanned) + (after.pin_probes - before.pin_probes);
-}
-
 static int pin_walk(void)
 {
     size_t r1, r2;
-    uint64_t w1 = pin_work(PIN_N, &r1), w2 = pin_work(2 * PIN_N, &r2);
+    uint64_t w1 = gbs_pin_work(PIN_BACKGROUND, PIN_N, &r1), w2 = gbs_pin_work(PIN_BACKGROUND, 2 * PIN_N, &r2);
     checkpoint("measured", "n=%d retired_n=%zu retired_2n=%zu work_n=%ju work_2n=%ju", PIN_N, r1, r2,
                (uintmax_t)w1, (uintmax_t)w2);
     return 0;
@@ -263,40 +222,15 @@ static int released_is_gone(void)
 
 /* -------------------------------------------------------------- stress */
 
-static void step_once(void *arg)
-{
-    char *volatile p = arg;
-    gb_coro_yield();
-    (void)p;
-}
-
 static int stress(void)
 {
-    static gb_coro *live[STRESS_LIVE_MAX];
-    size_t nlive = 0;
-    for (int i = 0; i < STRESS_STEPS; i++) {
-        gb_region *r = gb_enter();
-        char *p = gb_alloc(64 * 1024);
-        memset(p, i, 64 * 1024);
-        gb_coro *c = gb_coro_new(step_once, p, 0);
-        gb_coro_resume(c);
-        gb_leave(r);
-        live[nlive++] = c;
-        gb_safepoint();
-        if (nlive == STRESS_LIVE_MAX) {
-            for (size_t k = 0; k < nlive; k++)
-                gb_coro_free(live[k]);
-            nlive = 0;
-        }
-    }
-    for (size_t k = 0; k < nlive; k++)
-        gb_coro_free(live[k]);
+    size_t held = gbs_stress(STRESS_STEPS, STRESS_LIVE_MAX, 64 * 1024);
     gb_sweep();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     gb_stats s = stats();
-    checkpoint("done", "steps=%d retired=%zu sweeps=%ju maxrss_self=%ld", STRESS_STEPS, s.regions_retired,
-               (uintmax_t)s.sweeps, ru.ru_maxrss);
+    checkpoint("done", "steps=%d retired=%zu sweeps=%ju held_peak=%zu maxrss_self=%ld", STRESS_STEPS,
+               s.regions_retired, (uintmax_t)s.sweeps, held / 1024, ru.ru_maxrss);
     return 0;
 }
 

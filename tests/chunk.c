@@ -6,8 +6,7 @@
  * runtime must fall back, count it, lose nothing and crash nowhere.
  */
 
-#include "gbtest.h"
-#include "giveback.h"
+#include "common.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -20,13 +19,6 @@
 #include <unistd.h>
 
 #define MIB (1024 * 1024)
-
-static gb_stats stats(void)
-{
-    gb_stats s;
-    gb_stats_get(&s);
-    return s;
-}
 
 static void init_map(size_t budget)
 {
@@ -48,12 +40,12 @@ GB_TEST(past_the_budget_blocks_come_from_malloc)
     init_map(5);
     gb_region *r = gb_enter();
     fill(64 * MIB);
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     CHECK_EQ(s.mappings, 5);
     CHECK(s.fallbacks_budget > 0);
     CHECK(s.bytes_heap > 50 * MIB);
     gb_leave(r);
-    s = stats();
+    s = gbt_stats();
     CHECK_EQ(s.mappings, 0);
     CHECK_EQ(s.bytes_mapped, 0);
     CHECK_EQ(s.bytes_heap, 0);
@@ -64,8 +56,8 @@ GB_TEST(the_default_budget_stays_under_the_os_limit)
     gb_init(NULL);
     size_t limit = gb__os.map_limit;
     GBT_SKIP_IF(limit == 0, "this OS sets no mapping limit");
-    CHECK(stats().map_budget < limit);
-    CHECK(stats().map_budget + 1024 <= limit);
+    CHECK(gbt_stats().map_budget < limit);
+    CHECK(gbt_stats().map_budget + 1024 <= limit);
 }
 
 static int map_calls, unmap_calls, release_calls, fail_unmaps;
@@ -87,12 +79,12 @@ GB_TEST(a_failing_mmap_falls_back_to_malloc)
     gb__os.map = failing_map;
     gb_region *r = gb_enter();
     fill(8 * MIB);
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     CHECK(map_calls > 0);
     CHECK_EQ(s.fallbacks_mmap, (uint64_t)map_calls);
     CHECK_EQ(s.mappings, 0);
     gb_leave(r);
-    CHECK_EQ(stats().bytes_heap, 0);
+    CHECK_EQ(gbt_stats().bytes_heap, 0);
 }
 
 static int unmap_fails_then_works(void *p, size_t n)
@@ -121,11 +113,11 @@ GB_TEST(a_failing_munmap_empties_the_range_and_unmaps_it_later)
     gb__os.release = counting_release;
     gb_region *r = gb_enter();
     fill(32 * MIB);
-    size_t maps = stats().mappings;
+    size_t maps = gbt_stats().mappings;
     CHECK(maps > 10);
     fail_unmaps = 1000; /* every unmap fails while leaving */
     gb_leave(r);
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     CHECK_EQ(s.unmaps_pending, maps);
     CHECK_EQ(s.unmap_failures, maps);
     CHECK_EQ((size_t)release_calls, maps);
@@ -138,7 +130,7 @@ GB_TEST(a_failing_munmap_empties_the_range_and_unmaps_it_later)
     r = gb_enter();
     fill(1 * MIB);
     gb_leave(r);
-    s = stats();
+    s = gbt_stats();
     CHECK_EQ(s.unmaps_pending, 0);
     CHECK_EQ(s.mappings, 0);
     CHECK_EQ(s.bytes_mapped, 0);
@@ -166,10 +158,10 @@ GB_TEST(growth_by_copy_maps_copies_and_unmaps)
     p = gb_realloc(p, 2 * MIB, 6 * MIB);
     CHECK_EQ(map_calls, before + 1);
     CHECK(p[2 * MIB - 1] == 0x11);
-    CHECK_EQ(stats().grows_copy, 1);
-    CHECK_EQ(stats().grows_remap, 0);
+    CHECK_EQ(gbt_stats().grows_copy, 1);
+    CHECK_EQ(gbt_stats().grows_remap, 0);
     gb_leave(r);
-    CHECK_EQ(stats().bytes_mapped, 0);
+    CHECK_EQ(gbt_stats().bytes_mapped, 0);
 }
 
 GB_TEST(growth_by_remap_keeps_contents)
@@ -189,9 +181,9 @@ GB_TEST(growth_by_remap_keeps_contents)
         CHECK(p[0] == 0x22 && p[2 * MIB - 1] == 0x22);
         p[(2 + i) * MIB] = 0x22;
     }
-    CHECK_EQ(stats().grows_remap, 5);
+    CHECK_EQ(gbt_stats().grows_remap, 5);
     gb_leave(r);
-    CHECK_EQ(stats().bytes_mapped, 0);
+    CHECK_EQ(gbt_stats().bytes_mapped, 0);
 }
 
 static size_t vm_size(void)
@@ -222,12 +214,12 @@ static void under_rlimit_as(void)
     gb_region *r = gb_enter();
     for (int i = 0; i < 64; i++)
         memset(gb_alloc(64 * 1024), 1, 64 * 1024);
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     fprintf(stderr, "under RLIMIT_AS: %ju mmap fallbacks, %zu bytes from malloc, %zu mapped\n",
             (uintmax_t)s.fallbacks_mmap, s.bytes_heap, s.bytes_mapped);
     CHECK(s.fallbacks_mmap > 0);
     gb_leave(r);
-    s = stats();
+    s = gbt_stats();
     CHECK_EQ(s.bytes_heap, 0);
     free(keep);
 }
@@ -269,11 +261,11 @@ static void at_the_map_limit(void)
     init_map(0);
     gb_region *r = gb_enter();
     fill(48 * MIB);
-    size_t maps = stats().mappings;
+    size_t maps = gbt_stats().mappings;
     void **pages;
     size_t filler = exhaust_mappings(&pages);
     gb_leave(r); /* unmaps that would split a merged mapping now fail */
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     gb_resident res;
     gb_resident_get(&res);
     fprintf(stderr, "at vm.max_map_count: %zu filler mappings; %zu runtime mappings; %ju munmap failures, "
@@ -288,7 +280,7 @@ static void at_the_map_limit(void)
     r = gb_enter();
     fill(1 * MIB);
     gb_leave(r);
-    s = stats();
+    s = gbt_stats();
     CHECK_EQ(s.unmaps_pending, 0);
     CHECK_EQ(s.mappings, 0);
     CHECK_EQ(s.bytes_mapped, 0);

@@ -1,16 +1,8 @@
 /* container.c -- vecs and maps, growth garbage, compaction and arenas. */
-#include "gbtest.h"
-#include "giveback.h"
+#include "common.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static gb_stats stats(void)
-{
-    gb_stats s;
-    gb_stats_get(&s);
-    return s;
-}
 
 GB_TEST(vec_push_at_pop)
 {
@@ -26,7 +18,7 @@ GB_TEST(vec_push_at_pop)
     CHECK_EQ(last, 99999);
     CHECK_EQ(gb_vec_len(v), 99999);
     gb_leave(r);
-    CHECK_EQ(stats().arenas_live, 0);
+    CHECK_EQ(gbt_stats().arenas_live, 0);
 }
 
 GB_TEST(vec_growth_garbage_triggers_compaction)
@@ -42,8 +34,8 @@ GB_TEST(vec_growth_garbage_triggers_compaction)
         gb_alloc(8);
         CHECK(x < 10000000);
     }
-    CHECK(stats().compactions >= 1);
-    CHECK_EQ(stats().arenas_live, 1);
+    CHECK(gbt_stats().compactions >= 1);
+    CHECK_EQ(gbt_stats().arenas_live, 1);
     size_t garbage = gb_vec_garbage_bytes(v);
     /* Growth after compaction happens in the arena: no more garbage. */
     for (int i = 0; i < 1000000; i++, x++)
@@ -52,9 +44,9 @@ GB_TEST(vec_growth_garbage_triggers_compaction)
     for (uint64_t i = 0; i < x; i += 4099)
         CHECK_EQ(*(uint64_t *)gb_vec_at(v, i), i);
     gb_leave(r);
-    CHECK_EQ(stats().arenas_live, 0);
-    CHECK_EQ(stats().bytes_mapped, 0);
-    CHECK_EQ(stats().bytes_heap, 0);
+    CHECK_EQ(gbt_stats().arenas_live, 0);
+    CHECK_EQ(gbt_stats().bytes_mapped, 0);
+    CHECK_EQ(gbt_stats().bytes_heap, 0);
 }
 
 GB_TEST(vec_compact_on_request)
@@ -68,9 +60,9 @@ GB_TEST(vec_compact_on_request)
     CHECK(gb_vec_arena_bytes(v) >= 5000 * 16);
     CHECK(memcmp(gb_vec_at(v, 4999), e, 16) == 0);
     gb_vec_compact(v); /* again: a fresh chunk replaces the old one */
-    CHECK_EQ(stats().arenas_live, 1);
+    CHECK_EQ(gbt_stats().arenas_live, 1);
     gb_leave(r);
-    CHECK_EQ(stats().arenas_live, 0);
+    CHECK_EQ(gbt_stats().arenas_live, 0);
 }
 
 /* A map checked against a plain array of the keys it should hold. */
@@ -107,7 +99,7 @@ GB_TEST(map_put_get_del_against_a_reference)
     CHECK_EQ(gb_map_len(m), live);
     free(ref);
     gb_leave(r);
-    CHECK_EQ(stats().arenas_live, 0);
+    CHECK_EQ(gbt_stats().arenas_live, 0);
 }
 
 GB_TEST(map_compaction_binds_the_arena_to_the_holder_region)
@@ -120,13 +112,13 @@ GB_TEST(map_compaction_binds_the_arena_to_the_holder_region)
     gb_map_compact(m);
     CHECK(gb_map_arena_bytes(m) > 0);
     gb_leave(inner); /* not the holder: the arena stays */
-    CHECK_EQ(stats().arenas_live, 1);
+    CHECK_EQ(gbt_stats().arenas_live, 1);
     uint64_t v;
     CHECK(gb_map_get(m, 19999, &v) && v == 20000);
     gb_leave(outer);
-    CHECK_EQ(stats().arenas_live, 0);
-    CHECK_EQ(stats().bytes_mapped, 0);
-    CHECK_EQ(stats().bytes_heap, 0);
+    CHECK_EQ(gbt_stats().arenas_live, 0);
+    CHECK_EQ(gbt_stats().bytes_mapped, 0);
+    CHECK_EQ(gbt_stats().bytes_heap, 0);
 }
 
 GB_TEST(many_compacted_maps_leave_with_their_region)
@@ -138,10 +130,10 @@ GB_TEST(many_compacted_maps_leave_with_their_region)
             gb_map_put(m, k, k);
         gb_map_compact(m);
     }
-    CHECK_EQ(stats().arenas_live, 500);
+    CHECK_EQ(gbt_stats().arenas_live, 500);
     gb_leave(r);
-    CHECK_EQ(stats().arenas_live, 0);
-    CHECK_EQ(stats().bytes_mapped, 0);
+    CHECK_EQ(gbt_stats().arenas_live, 0);
+    CHECK_EQ(gbt_stats().bytes_mapped, 0);
 }
 
 GB_TEST(map_grows_inside_its_arena)
@@ -157,7 +149,7 @@ GB_TEST(map_grows_inside_its_arena)
     uint64_t v;
     CHECK(gb_map_get(m, 77777, &v) && v == ~(uint64_t)77777);
     gb_leave(r);
-    CHECK_EQ(stats().arenas_live, 0);
+    CHECK_EQ(gbt_stats().arenas_live, 0);
 }
 
 static void vec_out_of_range(void)

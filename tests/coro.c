@@ -1,30 +1,14 @@
 /* coro.c -- coroutines and pinning. */
-#include "gbtest.h"
-#include "giveback.h"
+#include "common.h"
+#include "scenarios.h"
 
 #include <pthread.h>
 #include <string.h>
 
-static gb_stats stats(void)
-{
-    gb_stats s;
-    gb_stats_get(&s);
-    return s;
-}
-
 static void check_all_given_back(void)
 {
     gb_sweep();
-    gb_stats s = stats();
-    CHECK_EQ(s.bytes_mapped, 0);
-    CHECK_EQ(s.bytes_heap, 0);
-    CHECK_EQ(s.bytes_meta, 0);
-    CHECK_EQ(s.mappings, 0);
-    CHECK_EQ(s.regions_live, 0);
-    CHECK_EQ(s.regions_retired, 0);
-    CHECK_EQ(s.bytes_retired, 0);
-    CHECK_EQ(s.coros_live, 0);
-    CHECK_EQ(s.stacks_pooled, 0);
+    gbt_check_all_given_back();
 }
 
 static void count_to_three(void *arg)
@@ -75,9 +59,9 @@ GB_TEST(each_coroutine_has_its_own_region_stack)
     CHECK(gb_current() == mine);
     CHECK_EQ(gb_depth(), 1);
     CHECK(seen[0] != mine);
-    CHECK_EQ(stats().regions_live, 2);
+    CHECK_EQ(gbt_stats().regions_live, 2);
     CHECK(!gb_coro_resume(c));
-    CHECK_EQ(stats().regions_live, 1);
+    CHECK_EQ(gbt_stats().regions_live, 1);
     gb_coro_free(c);
     gb_leave(mine);
     check_all_given_back();
@@ -103,7 +87,7 @@ GB_TEST(a_pinned_region_is_kept_and_read_back_intact)
     gb_coro_resume(c);
     buf = NULL;
     gb_leave(r);
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     CHECK_EQ(s.regions_retired, 1);
     CHECK(s.bytes_retired >= 200000);
     /* Other regions come and go meanwhile and must not reuse its memory. */
@@ -112,43 +96,35 @@ GB_TEST(a_pinned_region_is_kept_and_read_back_intact)
         memset(gb_alloc(300000), 0xee, 300000);
         gb_leave(o);
     }
-    CHECK_EQ(stats().regions_retired, 1);
+    CHECK_EQ(gbt_stats().regions_retired, 1);
     CHECK(!gb_coro_resume(c)); /* reads and checks every byte */
     /* It finished: nothing pins the region, and it went at once. */
-    CHECK_EQ(stats().regions_retired, 0);
+    CHECK_EQ(gbt_stats().regions_retired, 0);
     gb_coro_free(c);
     check_all_given_back();
-}
-
-static void hold_forever(void *arg)
-{
-    void *volatile p = arg;
-    for (;;)
-        gb_coro_yield();
-    (void)p;
 }
 
 GB_TEST(freeing_the_pinning_coroutine_frees_the_region)
 {
     gb_region *r = gb_enter();
-    gb_coro *c = gb_coro_new(hold_forever, gb_alloc(5000), 0);
+    gb_coro *c = gb_coro_new(gbs_hold_forever, gb_alloc(5000), 0);
     gb_coro_resume(c);
     gb_leave(r);
-    CHECK_EQ(stats().regions_retired, 1);
+    CHECK_EQ(gbt_stats().regions_retired, 1);
     gb_coro_free(c);
-    CHECK_EQ(stats().regions_retired, 0);
+    CHECK_EQ(gbt_stats().regions_retired, 0);
     check_all_given_back();
 }
 
 GB_TEST(an_unpinned_region_is_freed_at_once)
 {
-    gb_coro *c = gb_coro_new(hold_forever, NULL, 0);
+    gb_coro *c = gb_coro_new(gbs_hold_forever, NULL, 0);
     gb_coro_resume(c);
     gb_region *r = gb_enter();
     memset(gb_alloc(1 << 20), 3, 1 << 20);
     gb_leave(r);
-    CHECK_EQ(stats().regions_retired, 0);
-    CHECK_EQ(stats().retirements, 0);
+    CHECK_EQ(gbt_stats().regions_retired, 0);
+    CHECK_EQ(gbt_stats().retirements, 0);
     gb_coro_free(c);
     check_all_given_back();
 }
@@ -183,9 +159,9 @@ GB_TEST(a_pointer_in_a_saved_register_alone_pins)
     gb_coro *c = gb_coro_new(hold_in_register, &enc, 0);
     gb_coro_resume(c);
     gb_leave(r);
-    CHECK_EQ(stats().regions_retired, 1);
+    CHECK_EQ(gbt_stats().regions_retired, 1);
     CHECK(!gb_coro_resume(c));
-    CHECK_EQ(stats().regions_retired, 0);
+    CHECK_EQ(gbt_stats().regions_retired, 0);
     gb_coro_free(c);
     check_all_given_back();
 }
@@ -207,7 +183,7 @@ static void outer_holds(void *arg)
     gb_coro_resume(inner);
     CHECK(p != NULL);
     gb_coro_resume(inner); /* inner leaves r while we wait on it */
-    *(int *)arg = (int)stats().regions_retired;
+    *(int *)arg = (int)gbt_stats().regions_retired;
     gb_coro_free(inner);
     gb_coro_yield();
 }
@@ -225,13 +201,6 @@ GB_TEST(a_coroutine_waiting_on_another_pins_too)
 /* The article's shape: an Enumerator per step, each a coroutine stepped
  * once and dropped, thousands of them, under GB_STRESS=50; suspended ones
  * are reclaimed once 1024 are live. Memory must stay bounded. */
-static void step_once(void *arg)
-{
-    char *volatile p = arg;
-    gb_coro_yield();
-    (void)p;
-}
-
 GB_TEST(thousands_of_dropped_coroutines_under_stress_stay_bounded)
 {
     gb_options o;
@@ -239,30 +208,8 @@ GB_TEST(thousands_of_dropped_coroutines_under_stress_stay_bounded)
     o.stress = 50;
     gb_init(&o);
     enum { STEPS = 20000, LIVE_MAX = 1024, REGION = 64 * 1024 };
-    static gb_coro *live[LIVE_MAX];
-    size_t nlive = 0, peak = 0;
-    for (int i = 0; i < STEPS; i++) {
-        gb_region *r = gb_enter();
-        char *p = gb_alloc(REGION);
-        memset(p, i, REGION);
-        gb_coro *c = gb_coro_new(step_once, p, 0);
-        gb_coro_resume(c);
-        gb_leave(r);
-        live[nlive++] = c;
-        gb_safepoint();
-        if (nlive == LIVE_MAX) {
-            for (size_t k = 0; k < nlive; k++)
-                gb_coro_free(live[k]);
-            nlive = 0;
-        }
-        gb_stats s = stats();
-        size_t held = s.bytes_mapped + s.bytes_heap;
-        if (held > peak)
-            peak = held;
-    }
-    for (size_t k = 0; k < nlive; k++)
-        gb_coro_free(live[k]);
-    gb_stats s = stats();
+    size_t peak = gbs_stress(STEPS, LIVE_MAX, REGION);
+    gb_stats s = gbt_stats();
     CHECK(s.sweeps >= STEPS / 50);
     CHECK_EQ(s.retirements, STEPS);
     /* Bounded by what 1024 live coroutines hold: their regions (64 KiB and
@@ -272,40 +219,19 @@ GB_TEST(thousands_of_dropped_coroutines_under_stress_stay_bounded)
     check_all_given_back();
 }
 
-/* Pin-check work for N retirements, with K frozen coroutines around. */
-static uint64_t pin_work(int k_background, int n)
-{
-    gb_coro *bg[256], *held[2048];
-    for (int i = 0; i < k_background; i++) {
-        bg[i] = gb_coro_new(hold_forever, NULL, 0);
-        gb_coro_resume(bg[i]);
-    }
-    gb_stats before = stats();
-    for (int i = 0; i < n; i++) {
-        gb_region *r = gb_enter();
-        held[i] = gb_coro_new(hold_forever, gb_alloc(1000), 0);
-        gb_coro_resume(held[i]);
-        gb_leave(r);
-    }
-    gb_stats after = stats();
-    CHECK_EQ(after.regions_retired, (size_t)n);
-    for (int i = 0; i < n; i++)
-        gb_coro_free(held[i]);
-    for (int i = 0; i < k_background; i++)
-        gb_coro_free(bg[i]);
-    CHECK_EQ(stats().regions_retired, 0);
-    return (after.pin_words_scanned - before.pin_words_scanned) + (after.pin_probes - before.pin_probes);
-}
-
 GB_TEST(pin_work_grows_linearly_with_retirements)
 {
-    uint64_t w1 = pin_work(200, 500);
-    uint64_t w2 = pin_work(200, 1000);
+    size_t r1, r2;
+    uint64_t w1 = gbs_pin_work(200, 500, &r1);
+    uint64_t w2 = gbs_pin_work(200, 1000, &r2);
+    CHECK_EQ(r1, 500);
+    CHECK_EQ(r2, 1000);
+    CHECK_EQ(gbt_stats().regions_retired, 0);
     double ratio = (double)w2 / (double)w1;
     fprintf(stderr, "pin-check work: %ju for N=500, %ju for 2N=1000: ratio %.2f\n", (uintmax_t)w1,
             (uintmax_t)w2, ratio);
     CHECK(ratio > 1.5 && ratio < 2.5);
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     CHECK(s.pin_tries_skipped > 0);
     check_all_given_back();
 }
@@ -315,10 +241,10 @@ GB_TEST(ten_thousand_suspended_coroutines_fit_the_mapping_budget)
     enum { N = 10000 };
     static gb_coro *c[N];
     for (int i = 0; i < N; i++) {
-        c[i] = gb_coro_new(hold_forever, NULL, 0);
+        c[i] = gb_coro_new(gbs_hold_forever, NULL, 0);
         gb_coro_resume(c[i]);
     }
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     CHECK_EQ(s.fallbacks_budget, 0);
     CHECK(s.mappings <= s.map_budget);
     for (int i = 0; i < N; i++)
@@ -329,11 +255,11 @@ GB_TEST(ten_thousand_suspended_coroutines_fit_the_mapping_budget)
 GB_TEST(freed_stacks_are_pooled_emptied_and_trimmed)
 {
     for (int i = 0; i < 100; i++) {
-        gb_coro *c = gb_coro_new(hold_forever, NULL, 0);
+        gb_coro *c = gb_coro_new(gbs_hold_forever, NULL, 0);
         gb_coro_resume(c);
         gb_coro_free(c);
     }
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     CHECK(s.stacks_pooled >= 1 && s.stacks_pooled <= 8);
     CHECK_LT(s.mappings, 20);
     check_all_given_back();
@@ -408,7 +334,7 @@ static void *resume_foreign(void *arg)
 
 static void cross_thread(void)
 {
-    foreign = gb_coro_new(hold_forever, NULL, 0);
+    foreign = gb_coro_new(gbs_hold_forever, NULL, 0);
     pthread_t t;
     pthread_create(&t, NULL, resume_foreign, NULL);
     pthread_join(t, NULL);

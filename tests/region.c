@@ -1,31 +1,8 @@
 /* region.c -- regions: entering, allocating, growing, leaving, misuse. */
-#include "gbtest.h"
-#include "giveback.h"
+#include "common.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static gb_stats stats(void)
-{
-    gb_stats s;
-    gb_stats_get(&s);
-    return s;
-}
-
-/* Every "now" counter is back to zero (map_budget is a setting). */
-static void check_all_given_back(void)
-{
-    gb_stats s = stats();
-    CHECK_EQ(s.bytes_mapped, 0);
-    CHECK_EQ(s.bytes_heap, 0);
-    CHECK_EQ(s.bytes_meta, 0);
-    CHECK_EQ(s.mappings, 0);
-    CHECK_EQ(s.regions_live, 0);
-    CHECK_EQ(s.regions_retired, 0);
-    CHECK_EQ(s.blocks_live, 0);
-    CHECK_EQ(s.arenas_live, 0);
-    CHECK_EQ(s.unmaps_pending, 0);
-}
 
 GB_TEST(enter_leave_gives_everything_back)
 {
@@ -34,13 +11,13 @@ GB_TEST(enter_leave_gives_everything_back)
     CHECK_EQ(gb_depth(), 1);
     for (int i = 0; i < 10000; i++)
         memset(gb_alloc(1000), 0xab, 1000);
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     CHECK_EQ(s.regions_live, 1);
     CHECK(s.blocks_live > 1);
     CHECK(s.bytes_mapped + s.bytes_heap >= 10000 * 1000);
     gb_leave(r);
     CHECK(gb_current() == NULL);
-    check_all_given_back();
+    gbt_check_all_given_back();
 }
 
 GB_TEST(allocations_are_16_byte_aligned_and_disjoint)
@@ -59,7 +36,7 @@ GB_TEST(allocations_are_16_byte_aligned_and_disjoint)
         prev_n = n;
     }
     gb_leave(r);
-    check_all_given_back();
+    gbt_check_all_given_back();
 }
 
 GB_TEST(zero_size_allocations_are_unique)
@@ -90,27 +67,27 @@ GB_TEST(blocks_grow_geometrically_up_to_the_cap)
         gb_alloc(64);
         total += 64;
     }
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     CHECK(s.blocks_live >= 14 && s.blocks_live <= 16);
     CHECK(gb_region_bytes(r) >= total);
     CHECK(gb_region_bytes(r) < total + 2 * 1024 * 1024);
     gb_leave(r);
-    check_all_given_back();
+    gbt_check_all_given_back();
 }
 
 GB_TEST(an_allocation_over_the_cap_gets_its_own_block)
 {
     gb_region *r = gb_enter();
     char *small = gb_alloc(100);
-    size_t before = stats().blocks_live;
+    size_t before = gbt_stats().blocks_live;
     char *big = gb_alloc(5 * 1024 * 1024);
     memset(big, 1, 5 * 1024 * 1024);
-    CHECK_EQ(stats().blocks_live, before + 1);
+    CHECK_EQ(gbt_stats().blocks_live, before + 1);
     /* The current block's free space is still used after the big one. */
     char *next = gb_alloc(100);
     CHECK(next == small + 112);
     gb_leave(r);
-    check_all_given_back();
+    gbt_check_all_given_back();
 }
 
 GB_TEST(realloc_of_the_last_allocation_grows_in_place)
@@ -171,7 +148,7 @@ GB_TEST(nested_regions_and_alloc_in_an_outer_one)
     CHECK(gb_current() == outer);
     CHECK(*kept == 42);
     gb_leave(outer);
-    check_all_given_back();
+    gbt_check_all_given_back();
 }
 
 /* ----------------------------------------------------------- misuse */

@@ -10,6 +10,7 @@
  */
 #include "gbtest.h"
 #include "giveback.h"
+#include "scenarios.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,37 +28,14 @@ static size_t rss(void)
     return r.rss;
 }
 
-/* One round: fill a region with 400 MB in 64 KiB allocations (so its blocks
- * are 1 MiB each once the growth reaches the cap), plus one large
- * allocation grown by realloc from 4 to 32 MiB to take the growth path; keep
- * a small malloc made at the peak; leave. Returns the resident size after. */
-static size_t round_400mb(void **kept)
-{
-    gb_region *r = gb_enter();
-    size_t total = 0;
-    char *big = gb_alloc(4 * MIB);
-    memset(big, 1, 4 * MIB);
-    big = gb_realloc(big, 4 * MIB, 32 * MIB);
-    memset(big, 2, 32 * MIB);
-    total += 32 * MIB;
-    while (total < REGION_BYTES) {
-        char *p = gb_alloc(64 * 1024);
-        memset(p, 3, 64 * 1024);
-        total += 64 * 1024;
-    }
-    *kept = malloc(64);
-    memset(*kept, 4, 64);
-    gb_leave(r);
-    return rss();
-}
-
 static void run_rounds(void)
 {
     size_t base = rss();
     void *kept[ROUNDS];
     size_t after[ROUNDS];
     for (int i = 0; i < ROUNDS; i++) {
-        after[i] = round_400mb(&kept[i]);
+        gbs_region_round(REGION_BYTES, 64 * 1024, 256 * 1024, i + 1, &kept[i]);
+        after[i] = rss();
         fprintf(stderr, "%s source, %s build, %s growth: round %d: %.1f MiB resident after leave (%.1f at start)\n",
                 gb_blocks_name(), gb_build_kind(), gb_growth_name(), i + 1, after[i] / (double)MIB,
                 base / (double)MIB);

@@ -4,6 +4,7 @@
  * must be map on every OS, and the region must still leave. */
 #include "gbtest.h"
 #include "giveback.h"
+#include "scenarios.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +18,7 @@ GB_TEST(leave_400mb_auto)
     CHECK(strcmp(gb_blocks_name(), "map") == 0);
     void *kept[3];
     for (int round = 0; round < 3; round++) {
-        gb_region *r = gb_enter();
-        for (size_t total = 0; total < 400 * MIB; total += 64 * 1024)
-            memset(gb_alloc(64 * 1024), 5, 64 * 1024);
-        kept[round] = malloc(64);
-        gb_leave(r);
+        gbs_region_round(400 * MIB, 64 * 1024, 256 * 1024, round + 1, &kept[round]);
         gb_resident res;
         CHECK(gb_resident_get(&res) == 0);
         fprintf(stderr, "library build, map source: round %d: %.1f MiB resident after leave\n", round + 1,

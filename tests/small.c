@@ -1,18 +1,10 @@
 /* small.c -- chunks too small for a mapping come from the runtime's slabs. */
-#include "gbtest.h"
-#include "giveback.h"
+#include "common.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define MIB ((size_t)1024 * 1024)
-
-static gb_stats stats(void)
-{
-    gb_stats s;
-    gb_stats_get(&s);
-    return s;
-}
 
 static void init_small(gb_small small)
 {
@@ -28,12 +20,12 @@ GB_TEST(a_small_region_takes_a_slab_unit_and_gives_it_back)
     init_small(GB_SMALL_AUTO);
     gb_region *r = gb_enter();
     memset(gb_alloc(100), 1, 100);
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     CHECK_EQ(s.slabs, 1);
     CHECK(s.bytes_small >= 4096);
     CHECK_EQ(s.bytes_heap, 0);
     gb_leave(r);
-    s = stats();
+    s = gbt_stats();
     CHECK_EQ(s.slabs, 0);
     CHECK_EQ(s.bytes_small, 0);
     CHECK_EQ(s.bytes_mapped, 0);
@@ -45,11 +37,11 @@ GB_TEST(small_malloc_keeps_them_in_malloc)
     init_small(GB_SMALL_MALLOC);
     gb_region *r = gb_enter();
     gb_alloc(100);
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     CHECK_EQ(s.slabs, 0);
     CHECK(s.bytes_heap >= 4096);
     gb_leave(r);
-    CHECK_EQ(stats().bytes_heap, 0);
+    CHECK_EQ(gbt_stats().bytes_heap, 0);
 }
 
 /* Many small regions at once, then all left, with a long-lived malloc made
@@ -76,7 +68,7 @@ GB_TEST(many_small_regions_leave_with_slabs)
 {
     init_small(GB_SMALL_SLAB);
     size_t rss = many_small_regions(50000);
-    gb_stats s = stats();
+    gb_stats s = gbt_stats();
     fprintf(stderr, "50,000 small regions from slabs, left: %.1f MiB resident\n", rss / (double)MIB);
     CHECK_EQ(s.slabs, 0);
     CHECK_EQ(s.bytes_mapped, 0);
@@ -99,9 +91,9 @@ GB_TEST(slabs_reuse_units_and_empty_freed_pages)
         for (int i = N - 1; i >= 0; i--)
             gb_leave(r[i]);
         gb_alloc_in(outer, 8); /* the outer region's own block stays */
-        gb_stats s = stats();
+        gb_stats s = gbt_stats();
         CHECK_LT(s.slabs, 3); /* units are reused, not piled up */
     }
     gb_leave(outer);
-    CHECK_EQ(stats().slabs, 0);
+    CHECK_EQ(gbt_stats().slabs, 0);
 }
