@@ -6,6 +6,7 @@
  */
 #include "gbtest.h"
 #include "giveback.h"
+#include "scenarios.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -83,4 +84,30 @@ GB_TEST(eight_threads_small_budget)
     gb_stats s;
     gb_stats_get(&s);
     CHECK(s.fallbacks_budget > 0);
+}
+
+static void *coroutines_then_exit(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 20; i++) {
+        gb_coro *c = gb_coro_new(gbs_hold_forever, NULL, 0);
+        gb_coro_resume(c);
+        gb_coro_free(c);
+    }
+    return NULL;
+}
+
+GB_TEST(a_thread_that_made_coroutines_leaves_no_stacks_behind)
+{
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        CHECK(pthread_create(&t[i], NULL, coroutines_then_exit, NULL) == 0);
+    for (int i = 0; i < THREADS; i++)
+        CHECK(pthread_join(t[i], NULL) == 0);
+    gb_stats s;
+    gb_stats_get(&s);
+    CHECK_EQ(s.stacks_pooled, 0);
+    CHECK_EQ(s.mappings, 0);
+    CHECK_EQ(s.bytes_mapped, 0);
+    CHECK_EQ(s.bytes_meta, 0);
 }

@@ -46,7 +46,8 @@ static void overflow_handler(int sig, siginfo_t *si, void *uctx)
 
 /* The handler runs on an alternate stack: on the overflowing stack itself
  * there is no room left to run anything. Each thread that makes coroutines
- * gets one (not counted in the stats: it lives as long as the thread). */
+ * gets one (not counted in the stats: it lives as long as the thread, and
+ * goes with it). */
 static void install_overflow_handler(gb__thread *t)
 {
     int expected = 0;
@@ -68,6 +69,7 @@ static void install_overflow_handler(gb__thread *t)
             t->altstack = ss.ss_sp;
         else
             free(ss.ss_sp);
+        gb__thread_cleanup_at_exit(t);
     }
 }
 

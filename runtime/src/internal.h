@@ -311,6 +311,8 @@ struct gb_coro {
 void gb__stack_get(gb_coro *c, size_t size);
 void gb__stack_put(gb_coro *c);
 void gb__stack_pool_trim(gb__thread *t);
+/* Gives t's stack pool and signal stack back when the thread exits. */
+void gb__thread_cleanup_at_exit(gb__thread *t);
 
 /* Pinning (pin.c). The bookkeeping of every switch is inline: a resume
  * and yield round trip is a few dozen nanoseconds, calls included. */

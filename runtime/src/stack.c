@@ -13,6 +13,8 @@
 #include "internal.h"
 #include "tools.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +30,35 @@ struct gb__stack_pool {
     gb__chunk *failed;
     size_t nfailed, failed_cap;
 };
+
+/* A thread's pool and signal stack go back when the thread exits (a key
+ * destructor), so threads that made coroutines leave nothing behind. */
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void thread_at_exit(void *arg)
+{
+    gb__thread *t = arg;
+    gb__stack_pool_trim(t);
+    if (t->altstack) {
+        stack_t off = {.ss_flags = SS_DISABLE};
+        sigaltstack(&off, NULL);
+        free(t->altstack);
+        t->altstack = NULL;
+    }
+}
+
+static void exit_key_make(void)
+{
+    if (pthread_key_create(&exit_key, thread_at_exit) != 0)
+        gb__die("pthread_key_create failed: cannot give stacks back at thread exit");
+}
+
+void gb__thread_cleanup_at_exit(gb__thread *t)
+{
+    pthread_once(&exit_key_once, exit_key_make);
+    pthread_setspecific(exit_key, t);
+}
 
 static gb__stack_pool *pool_of(gb__thread *t)
 {
