@@ -7,7 +7,9 @@
 #               from nothing (ci/test.sh: release, ASan+UBSan, TSan, arm64
 #               under qemu-user, the macOS cross build).
 #   make check  the release build's tests only: the quick loop.
-.PHONY: gate test check deps clean
+#   make bench  installs what is missing, builds the benchmarks at -O2, runs
+#               every one and draws the charts (ci/bench.sh; build/bench/).
+.PHONY: gate test check deps bench clean
 
 gate:
 	ci/install-deps.sh base gate
@@ -20,6 +22,10 @@ check:
 	cmake --preset release
 	cmake --build --preset release
 	ctest --preset release
+
+bench:
+	ci/install-deps.sh base gate bench
+	ci/bench.sh
 
 deps:
 	ci/install-deps.sh base gate lint cross-arm64 cross-macos

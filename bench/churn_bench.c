@@ -1,0 +1,555 @@
+/* churn_bench.c -- the program that allocates and frees hardest: regions of
+ * 1-8 MB entered, written and left 10,000 times, per block source.
+ *
+ * Giving memory back has a price: a page that leaves must be faulted in
+ * again when the next region wants it, while malloc reuses what it kept.
+ * The article measured its own mapping at about +16% on a whole program;
+ * the issue's target is the map source within 1.2x of malloc-back (the
+ * poison whose blocks come from malloc and go back to it) on this churn,
+ * with the resident size right after leaving small. This benchmark measures
+ * every part of that, side by side in one run:
+ *   - the churn itself: map source, heap source (program build), the
+ *     malloc-back poison in a program build (glibc's threshold fixed at
+ *     64 KiB, so its large blocks are glibc's own mappings) and in a library
+ *     build (glibc's dynamic threshold: malloc as users have it, reusing
+ *     what it kept), each the median of a few rounds, with the resident
+ *     size read from outside right after the last leave;
+ *   - the cost against region size, 64 KB ... 64 MB, with the resident
+ *     size after each size's last leave;
+ *   - the physics underneath (no runtime involved): a page fault, mmap +
+ *     munmap of 16 KiB against malloc reuse, and 8 MiB mapped, written and
+ *     unmapped with and without transparent huge pages.
+ * The malloc-back variants are separate executables built from this file
+ * (a poison is a different link of the runtime); each variant runs in a
+ * child of its own, stopped at checkpoints so the parent can read it.
+ *
+ * Usage: churn_bench [--iterations N] [--rounds R] [--point-mib M]
+ *        <exe> --child churn|curve <map|heap|default> <N|M>  (run by the driver)
+ * A benchmark, not a test: nothing here fails on a number.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "bench.h"
+#include "giveback.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define KIB ((size_t)1024)
+#define MIB (KIB * 1024)
+
+enum { ROUNDS_MAX = 9, SEGMENTS_MAX = 20, CURVE_POINTS = 11 };
+
+/* ------------------------------------------------------------ the work */
+
+/* A piece size, log-uniform over [16 B, 2 * cap): an octave first, then a
+ * point inside it. Most pieces are small; most bytes are in large ones,
+ * some larger than the runtime's 1 MiB block cap (blocks of their own). */
+static size_t piece(uint64_t *seed, size_t cap)
+{
+    int octaves = 0;
+    while (((size_t)16 << (octaves + 1)) <= cap)
+        octaves++;
+    size_t base = (size_t)16 << (bench_rand(seed) % (uint64_t)(octaves + 1));
+    return base + bench_rand(seed) % base;
+}
+
+/* Enters a region, allocates and writes pieces until it holds `bytes`,
+ * leaves it. */
+static void one_region(uint64_t *seed, size_t bytes, size_t piece_cap, int fill)
+{
+    gb_region *r = gb_enter();
+    for (size_t total = 0; total < bytes;) {
+        size_t n = piece(seed, piece_cap);
+        if (n > bytes - total)
+            n = bytes - total;
+        memset(gb_alloc(n), fill, n);
+        total += n;
+    }
+    gb_leave(r);
+}
+
+static const size_t curve_sizes[CURVE_POINTS] = {
+    64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB, 1 * MIB, 2 * MIB,
+    4 * MIB,  8 * MIB,   16 * MIB,  32 * MIB,  64 * MIB,
+};
+
+static void init_source(const char *source)
+{
+    gb_options o;
+    gb_options_init(&o);
+    if (strcmp(source, "map") == 0)
+        o.blocks = GB_BLOCKS_MAP;
+    else if (strcmp(source, "heap") == 0)
+        o.blocks = GB_BLOCKS_HEAP;
+    else if (strcmp(source, "default") != 0) {
+        fprintf(stderr, "churn_bench: source %s: expected map, heap or default\n", source);
+        exit(2);
+    }
+    gb_init(&o);
+}
+
+/* One segment of the churn: its own seeds, the same for every variant. */
+static void child_churn(const char *source, long iterations, int segment)
+{
+    init_source(source);
+    printf("source %s build %s\n", gb_blocks_name(), gb_build_kind());
+    bench_checkpoint("baseline");
+    uint64_t seed = 7 + (uint64_t)segment * 1000003u, sizes = 1234 + (uint64_t)segment * 7919u;
+    double bytes = 0, t0 = bench_now();
+    for (long i = 0; i < iterations; i++) {
+        size_t target = MIB + bench_rand(&sizes) % (7 * MIB + 1);
+        one_region(&seed, target, MIB, (int)i);
+        bytes += (double)target;
+    }
+    double t = bench_now() - t0;
+    bench_result("seconds", t);
+    bench_result("mean_mib", bytes / (double)iterations / (double)MIB);
+    bench_checkpoint("left");
+}
+
+static void child_curve(const char *source, long point_mib)
+{
+    init_source(source);
+    bench_checkpoint("baseline");
+    uint64_t seed = 11;
+    for (int k = 0; k < CURVE_POINTS; k++) {
+        size_t size = curve_sizes[k];
+        long n = (long)((size_t)point_mib * MIB / size);
+        if (n < 4)
+            n = 4;
+        double t0 = bench_now();
+        for (long i = 0; i < n; i++)
+            one_region(&seed, size, size < MIB ? size : MIB, (int)i);
+        double t = bench_now() - t0;
+        char key[32];
+        snprintf(key, sizeof key, "curve%d", k);
+        /* Microseconds per MiB allocated and written. */
+        bench_result(key, t * 1e6 / ((double)n * (double)size / (double)MIB));
+        snprintf(key, sizeof key, "left%d", k);
+        bench_checkpoint(key);
+    }
+}
+
+/* ------------------------------------------------------------ physics */
+
+static void *must_map(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("churn_bench: mmap");
+        exit(1);
+    }
+    return p;
+}
+
+static void touch(char *p, size_t n, size_t step)
+{
+    for (size_t i = 0; i < n; i += step)
+        ((volatile char *)p)[i] = 1;
+}
+
+static void physics(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    printf("the physics underneath (no runtime involved; this machine, %zu-byte pages)\n", page);
+
+    /* A fresh page: one write per page of a new 64 MiB mapping. */
+    double best = 1e9;
+    for (int r = 0; r < 3; r++) {
+        char *p = must_map(64 * MIB);
+        double t0 = bench_now();
+        touch(p, 64 * MIB, page);
+        double t = (bench_now() - t0) / (double)(64 * MIB / page);
+        munmap(p, 64 * MIB);
+        best = t < best ? t : best;
+    }
+    printf("  %-52s %10.3f us\n", "fault in a fresh page (write one byte)", best * 1e6);
+    bench_line("physics_fault_us", best * 1e6, "us");
+
+    /* 16 KiB: a mapping of its own, written, unmapped; against malloc
+     * reuse of the same size (glibc keeps it: it is below its threshold). */
+    enum { SMALL_N = 20000 };
+    double t0 = bench_now();
+    for (int i = 0; i < SMALL_N; i++) {
+        char *p = must_map(16 * KIB);
+        memset(p, i, 16 * KIB);
+        munmap(p, 16 * KIB);
+    }
+    double map16 = (bench_now() - t0) / SMALL_N;
+    t0 = bench_now();
+    for (int i = 0; i < SMALL_N; i++) {
+        char *p = must_map(16 * KIB);
+        ((volatile char *)p)[0] = 1;
+        munmap(p, 16 * KIB);
+    }
+    double map16_one = (bench_now() - t0) / SMALL_N;
+    t0 = bench_now();
+    for (int i = 0; i < SMALL_N; i++) {
+        char *p = malloc(16 * KIB);
+        if (!p)
+            exit(1);
+        memset(p, i, 16 * KIB);
+        free(p);
+    }
+    double malloc16 = (bench_now() - t0) / SMALL_N;
+    t0 = bench_now();
+    for (int i = 0; i < SMALL_N * 10; i++) {
+        char *volatile p = malloc(16 * KIB);
+        free(p);
+    }
+    double malloc16_bare = (bench_now() - t0) / (SMALL_N * 10);
+    printf("  %-52s %10.3f us\n", "mmap + write 16 KiB + munmap", map16 * 1e6);
+    printf("  %-52s %10.3f us\n", "mmap + write one byte of 16 KiB + munmap", map16_one * 1e6);
+    printf("  %-52s %10.3f us\n", "malloc + write 16 KiB + free (reused)", malloc16 * 1e6);
+    printf("  %-52s %10.3f us\n", "malloc + free 16 KiB (reused, untouched)", malloc16_bare * 1e6);
+    bench_line("physics_map16k_us", map16 * 1e6, "us");
+    bench_line("physics_map16k_onepage_us", map16_one * 1e6, "us");
+    bench_line("physics_malloc16k_us", malloc16 * 1e6, "us");
+    bench_line("physics_malloc16k_bare_us", malloc16_bare * 1e6, "us");
+
+    /* 8 MiB mapped, written, unmapped: 4 KiB pages, and a 2 MiB-aligned
+     * mapping with MADV_HUGEPAGE (THP in madvise mode takes it); against
+     * writing 8 MiB that is already resident. */
+    enum { BIG_N = 40 };
+    size_t big = 8 * MIB, huge = 2 * MIB;
+    t0 = bench_now();
+    for (int i = 0; i < BIG_N; i++) {
+        char *p = must_map(big);
+        memset(p, i, big);
+        munmap(p, big);
+    }
+    double map8 = (bench_now() - t0) / BIG_N;
+    t0 = bench_now();
+    for (int i = 0; i < BIG_N; i++) {
+        char *raw = must_map(big + huge);
+        char *p = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+#ifdef MADV_HUGEPAGE
+        (void)madvise(p, big, MADV_HUGEPAGE);
+#endif
+        memset(p, i, big);
+        munmap(raw, big + huge);
+    }
+    double map8_thp = (bench_now() - t0) / BIG_N;
+    char *res = must_map(big);
+    memset(res, 0, big);
+    t0 = bench_now();
+    for (int i = 0; i < BIG_N; i++)
+        memset(res, i, big);
+    double write8 = (bench_now() - t0) / BIG_N;
+    munmap(res, big);
+    printf("  %-52s %10.3f ms\n", "mmap + write 8 MiB + munmap (4 KiB pages)", map8 * 1e3);
+    printf("  %-52s %10.3f ms\n", "the same, 2 MiB-aligned with MADV_HUGEPAGE", map8_thp * 1e3);
+    printf("  %-52s %10.3f ms\n", "write 8 MiB already resident", write8 * 1e3);
+    bench_line("physics_map8m_ms", map8 * 1e3, "ms");
+    bench_line("physics_map8m_thp_ms", map8_thp * 1e3, "ms");
+    bench_line("physics_write8m_resident_ms", write8 * 1e3, "ms");
+    printf("\n");
+}
+
+/* ------------------------------------------------------------ the driver */
+
+typedef struct variant {
+    const char *name;
+    const char *what;
+    const char *exe;    /* sibling executable, or NULL: a fork of this one */
+    const char *source; /* map, heap, or default */
+    bool present;
+    int segs, runs;
+    double seconds[SEGMENTS_MAX];
+    double curve[CURVE_POINTS][ROUNDS_MAX];
+    double after_mib, curve_after_mib[CURVE_POINTS], mean_mib;
+    char blocks[64];
+} variant;
+
+static variant variants[] = {
+    {.name = "map", .what = "map source (own mappings), program build", .source = "map", .present = true},
+    {.name = "heap", .what = "heap source (malloc, threshold fixed)", .source = "heap", .present = true},
+    {.name = "malloc-back", .what = "poison malloc-back, program build", .exe = "churn_malloc_back",
+     .source = "default"},
+    {.name = "malloc-back-lib", .what = "poison malloc-back, library build", .exe = "churn_malloc_back_library",
+     .source = "default"},
+};
+enum { NVARIANTS = sizeof variants / sizeof variants[0] };
+
+typedef struct job {
+    const char *what;
+    const char *source;
+    long arg;
+    int segment;
+} job;
+
+static void child_job(void *arg)
+{
+    job *j = arg;
+    if (strcmp(j->what, "churn") == 0)
+        child_churn(j->source, j->arg, j->segment);
+    else
+        child_curve(j->source, j->arg);
+}
+
+static int run_variant(variant *v, const char *what, long arg, int segment, bench_child *c)
+{
+    char abuf[32], sbuf[16];
+    snprintf(abuf, sizeof abuf, "%ld", arg);
+    snprintf(sbuf, sizeof sbuf, "%d", segment);
+    if (v->exe) {
+        char exe[4096];
+        snprintf(exe, sizeof exe, "%s", bench_sibling(v->exe));
+        char *argv[] = {exe, "--child", (char *)what, (char *)v->source, abuf, sbuf, NULL};
+        return bench_run_child(c, NULL, NULL, exe, argv, NULL);
+    }
+    job j = {what, v->source, arg, segment};
+    return bench_run_child(c, child_job, &j, NULL, NULL, NULL);
+}
+
+static double sum(const double *v, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += v[i];
+    return s;
+}
+
+static double kib_above(const bench_child *c, const char *name)
+{
+    const bench_mem *base = bench_child_mem(c, "baseline"), *m = bench_child_mem(c, name);
+    return base && m ? (double)(m->rss_kib - base->rss_kib) / 1024.0 : -1;
+}
+
+static double med(const double *v, int n)
+{
+    double tmp[ROUNDS_MAX];
+    memcpy(tmp, v, (size_t)n * sizeof *v);
+    return bench_median(tmp, n);
+}
+
+static const char *size_name(size_t s, char *buf, size_t n)
+{
+    if (s >= MIB)
+        snprintf(buf, n, "%zu MB", s / MIB);
+    else
+        snprintf(buf, n, "%zu KB", s / KIB);
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    long iterations = 10000, point_mib = 256;
+    int rounds = 2, segments = 4;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
+            iterations = atol(argv[++i]);
+        else if (strcmp(argv[i], "--segments") == 0 && i + 1 < argc)
+            segments = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--point-mib") == 0 && i + 1 < argc)
+            point_mib = atol(argv[++i]);
+        else if (strcmp(argv[i], "--child") == 0 && i + 4 < argc) {
+            job j = {argv[i + 1], argv[i + 2], atol(argv[i + 3]), atoi(argv[i + 4])};
+            child_job(&j);
+            return 0;
+        } else {
+            fprintf(stderr, "usage: %s [--iterations N] [--segments S] [--rounds R] [--point-mib M]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (rounds < 1 || rounds > ROUNDS_MAX || segments < 1 || segments > SEGMENTS_MAX || iterations < segments ||
+        point_mib < 1) {
+        fprintf(stderr, "churn_bench: rounds 1..%d, segments 1..%d, iterations at least segments, point-mib at "
+                        "least 1\n", ROUNDS_MAX, SEGMENTS_MAX);
+        return 2;
+    }
+    for (int i = 0; i < NVARIANTS; i++)
+        if (variants[i].exe)
+            variants[i].present = access(bench_sibling(variants[i].exe), X_OK) == 0;
+
+    physics();
+
+    /* The churn: each variant's regions are cut into segments, and the
+     * segments of all variants take turns, so a slow spell of the machine
+     * hits every variant alike; a variant's figure is the sum of its
+     * segments (all of its regions), and the spread of the per-segment
+     * ratios shows the noise. */
+    long per_segment = iterations / segments;
+    iterations = per_segment * segments;
+    for (int s = 0; s < segments; s++)
+        for (int i = 0; i < NVARIANTS; i++) {
+            variant *v = &variants[i];
+            if (!v->present)
+                continue;
+            bench_child c;
+            if (run_variant(v, "churn", per_segment, s, &c) != 0) {
+                fprintf(stderr, "churn_bench: variant %s failed\n", v->name);
+                v->present = false;
+                v->segs = 0;
+                continue;
+            }
+            v->seconds[v->segs++] = bench_child_result(&c, "seconds");
+            v->mean_mib = bench_child_result(&c, "mean_mib");
+            double after = kib_above(&c, "left");
+            v->after_mib = after > v->after_mib ? after : v->after_mib;
+            const char *src = strstr(c.out, "source ");
+            if (src)
+                snprintf(v->blocks, sizeof v->blocks, "%.*s", (int)strcspn(src + 7, "\n"), src + 7);
+            bench_child_free(&c);
+        }
+    /* The curve: whole rounds, each variant in turn; medians. */
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < NVARIANTS; i++) {
+            variant *v = &variants[i];
+            if (!v->present)
+                continue;
+            bench_child d;
+            if (run_variant(v, "curve", point_mib, 0, &d) != 0) {
+                fprintf(stderr, "churn_bench: variant %s failed\n", v->name);
+                v->present = false;
+                continue;
+            }
+            int k = v->runs++;
+            for (int p = 0; p < CURVE_POINTS; p++) {
+                char key[32];
+                snprintf(key, sizeof key, "curve%d", p);
+                v->curve[p][k] = bench_child_result(&d, key);
+                snprintf(key, sizeof key, "left%d", p);
+                double after = kib_above(&d, key);
+                v->curve_after_mib[p] = k == 0 || after > v->curve_after_mib[p] ? after : v->curve_after_mib[p];
+            }
+            bench_child_free(&d);
+        }
+
+    variant *map = &variants[0], *mb = &variants[2], *mbl = &variants[3];
+    printf("churn: %ld regions of 1-8 MB (mean %.2f MiB), pieces 16 B - 2 MiB log-uniform, each written;\n"
+           "%d segments of %ld regions per variant, taking turns; seconds are the sum, the ratio range is\n"
+           "over segments; resident size read from outside right after a segment's last leave, MiB above\n"
+           "the child's baseline before its first region (the largest of the segments)\n",
+           iterations, map->mean_mib, segments, per_segment);
+    double mb_s = mb->segs == segments ? sum(mb->seconds, segments) : 0;
+    double mbl_s = mbl->segs == segments ? sum(mbl->seconds, segments) : 0;
+    printf("  %-16s %-42s %8s %10s %8s %13s %8s %9s\n", "variant", "what", "seconds", "us/region", "/ m-back",
+           "(range)", "/ m-b-lib", "resident");
+    for (int i = 0; i < NVARIANTS; i++) {
+        variant *v = &variants[i];
+        if (v->segs != segments) {
+            printf("  %-16s %-42s (not built or failed: skipped)\n", v->name, v->what);
+            continue;
+        }
+        double t = sum(v->seconds, segments), lo = 1e9, hi = 0;
+        for (int k = 0; mb_s && k < segments; k++) {
+            double r = v->seconds[k] / mb->seconds[k];
+            lo = r < lo ? r : lo;
+            hi = r > hi ? r : hi;
+        }
+        char range[32] = "-";
+        if (mb_s)
+            snprintf(range, sizeof range, "%.2f-%.2f", lo, hi);
+        printf("  %-16s %-42s %8.2f %10.1f %8.3f %13s %8.3f %9.1f\n", v->name, v->what, t,
+               t * 1e6 / (double)iterations, mb_s ? t / mb_s : 0, range, mbl_s ? t / mbl_s : 0, v->after_mib);
+    }
+    printf("\n");
+    for (int i = 0; i < NVARIANTS; i++) {
+        variant *v = &variants[i];
+        if (v->segs != segments)
+            continue;
+        char name[96];
+        double t = sum(v->seconds, segments);
+        snprintf(name, sizeof name, "churn_%s_s", v->name);
+        bench_line(name, t, "s");
+        snprintf(name, sizeof name, "churn_%s_us_per_region", v->name);
+        bench_line(name, t * 1e6 / (double)iterations, "us");
+        snprintf(name, sizeof name, "churn_%s_resident_mib", v->name);
+        bench_line(name, v->after_mib, "MiB");
+        if (mb_s && v != mb) {
+            snprintf(name, sizeof name, "churn_ratio_%s_vs_malloc-back", v->name);
+            bench_line(name, t / mb_s, "ratio");
+        }
+        if (mbl_s && v != mbl) {
+            snprintf(name, sizeof name, "churn_ratio_%s_vs_malloc-back-lib", v->name);
+            bench_line(name, t / mbl_s, "ratio");
+        }
+    }
+    double map_s = map->segs == segments ? sum(map->seconds, segments) : 0;
+    if (map_s && mb_s)
+        printf("target: map within 1.2x of malloc-back (program build): %.3fx (%s)\n", map_s / mb_s,
+               map_s / mb_s <= 1.2 ? "met" : "missed");
+    if (map_s && mbl_s)
+        printf("target: map within 1.2x of malloc-back (library build: glibc's dynamic threshold, reuse): %.3fx "
+               "(%s)\n", map_s / mbl_s, map_s / mbl_s <= 1.2 ? "met" : "missed");
+    if (map_s)
+        printf("target: resident right after leave under 64 MiB: map %.1f MiB (%s)\n", map->after_mib,
+               map->after_mib < 64 ? "met" : "missed");
+    printf("\ncost against region size (us per MiB allocated and written, %ld MiB of regions per size, median of\n"
+           "%d rounds) and the resident size right after each size's last leave (MiB above baseline, largest)\n",
+           point_mib, rounds);
+    printf("  %-7s", "region");
+    for (int i = 0; i < NVARIANTS; i++)
+        if (variants[i].runs)
+            printf(" %15s", variants[i].name);
+    printf(" %10s %10s |", "map/m-back", "map/m-b-l");
+    for (int i = 0; i < NVARIANTS; i++)
+        if (variants[i].runs)
+            printf(" %7.7s", variants[i].name);
+    printf("\n");
+    for (int p = 0; p < CURVE_POINTS; p++) {
+        char sz[24];
+        printf("  %-7s", size_name(curve_sizes[p], sz, sizeof sz));
+        for (int i = 0; i < NVARIANTS; i++)
+            if (variants[i].runs)
+                printf(" %15.1f", med(variants[i].curve[p], variants[i].runs));
+        double m = map->runs ? med(map->curve[p], map->runs) : 0;
+        double b = mb->runs ? med(mb->curve[p], mb->runs) : 0;
+        double bl = mbl->runs ? med(mbl->curve[p], mbl->runs) : 0;
+        printf(" %10.3f %10.3f |", b ? m / b : 0, bl ? m / bl : 0);
+        for (int i = 0; i < NVARIANTS; i++)
+            if (variants[i].runs)
+                printf(" %7.1f", variants[i].curve_after_mib[p]);
+        printf("\n");
+    }
+    /* The issue's second churn target: at or below malloc-back for regions
+     * that a small, bounded cache of recently returned blocks (a few MiB)
+     * would hold; here regions up to 2 MiB. */
+    for (int pass = 0; pass < 2; pass++) {
+        variant *base = pass == 0 ? mb : mbl;
+        if (!map->runs || !base->runs)
+            continue;
+        int met = 0, total = 0;
+        printf("target: map at or below %s for regions up to 2 MiB:", base->name);
+        for (int p = 0; p < CURVE_POINTS && curve_sizes[p] <= 2 * MIB; p++) {
+            double r = med(map->curve[p], map->runs) / med(base->curve[p], base->runs);
+            char sz[24];
+            printf(" %s %.2fx", size_name(curve_sizes[p], sz, sizeof sz), r);
+            met += r <= 1.0;
+            total++;
+        }
+        printf(" (met at %d of %d sizes)\n", met, total);
+    }
+    printf("\n");
+    for (int p = 0; p < CURVE_POINTS; p++) {
+        size_t kib = curve_sizes[p] / KIB;
+        for (int i = 0; i < NVARIANTS; i++) {
+            variant *v = &variants[i];
+            if (!v->runs)
+                continue;
+            char name[96];
+            snprintf(name, sizeof name, "curve_%s_%zuk_us_per_mib", v->name, kib);
+            bench_line(name, med(v->curve[p], v->runs), "us");
+            snprintf(name, sizeof name, "curve_%s_%zuk_resident_mib", v->name, kib);
+            bench_line(name, v->curve_after_mib[p], "MiB");
+            if (v != mb && mb->runs) {
+                snprintf(name, sizeof name, "curve_ratio_%s_vs_malloc-back_%zuk", v->name, kib);
+                bench_line(name, med(v->curve[p], v->runs) / med(mb->curve[p], mb->runs), "ratio");
+            }
+            if (v != mbl && mbl->runs) {
+                snprintf(name, sizeof name, "curve_ratio_%s_vs_malloc-back-lib_%zuk", v->name, kib);
+                bench_line(name, med(v->curve[p], v->runs) / med(mbl->curve[p], mbl->runs), "ratio");
+            }
+        }
+    }
+    return 0;
+}

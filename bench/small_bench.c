@@ -1,0 +1,525 @@
+/* small_bench.c -- small objects against the allocators users would pick
+ * instead, and what each keeps resident once they are freed.
+ *
+ * A region's promise is cheap allocation and a cheap, complete goodbye. This
+ * benchmark allocates 10M objects of 16-256 B (uniformly mixed, the same
+ * sizes for every peer), writes one word into each and keeps a pointer to
+ * it, then lets them all go: a region is entered and left; malloc (glibc,
+ * jemalloc, mimalloc) frees each object; a talloc pool, an APR pool and an
+ * obstack are freed whole. It runs twice in each process: pass 1 in a fresh
+ * process (every peer must fault its memory in), pass 2 in the same process
+ * (peers that kept the memory of pass 1 reuse it; a region gave it back).
+ *
+ * Each peer runs in a child of its own, read from outside at checkpoints:
+ * the resident size after the setup (baseline), after each pass, and after
+ * the peer's own purge call (malloc_trim(0) for the peers on glibc's malloc,
+ * jemalloc's arena purge, mi_collect(true)). jemalloc and mimalloc replace
+ * malloc for their whole process, so they run as separate executables built
+ * from this file (SMALL_PEER_JEMALLOC, SMALL_PEER_MIMALLOC) that only know
+ * how to be a child.
+ *
+ * Usage: small_bench [--objects N] [--rounds R]   (defaults 10000000, 3)
+ *        <exe> --child <peer> N                   (what the driver runs)
+ * A benchmark, not a test: nothing here fails on a number.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "bench.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#if defined(SMALL_PEER_JEMALLOC)
+#include <jemalloc/jemalloc.h>
+#define PEER_ONLY "jemalloc"
+#elif defined(SMALL_PEER_MIMALLOC)
+#include <mimalloc.h>
+#define PEER_ONLY "mimalloc"
+#else
+#include "giveback.h"
+#include <malloc.h>
+#include <obstack.h>
+#ifdef GB_BENCH_TALLOC
+#include <talloc.h>
+#endif
+#ifdef GB_BENCH_APR
+#include <apr_pools.h>
+#endif
+#endif
+
+enum { SIZE_MIN = 16, SIZE_MAX_ = 256, ROUNDS_MAX = 15 };
+
+/* ------------------------------------------------------------ the work */
+
+#ifdef GB_BENCH_TALLOC
+/* Bytes talloc puts before each object in a pool (measured, with slack). */
+static size_t talloc_header;
+
+static void measure_talloc_header(void)
+{
+    void *pool = talloc_pool(NULL, 4096);
+    char *a = pool ? talloc_size(pool, 16) : NULL, *b = pool ? talloc_size(pool, 16) : NULL;
+    if (!a || !b || b <= a) {
+        fputs("small_bench: cannot measure talloc's header\n", stderr);
+        exit(1);
+    }
+    talloc_header = (size_t)(b - a); /* the header, plus 16 bytes of slack */
+    talloc_free(pool);
+}
+#endif
+
+typedef struct work {
+    const char *peer;
+    size_t n;
+    uint16_t *sizes;
+    void **ptrs;
+} work;
+
+static void *map_touched(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("small_bench: mmap");
+        exit(1);
+    }
+    memset(p, 1, bytes);
+    return p;
+}
+
+static void setup(work *w)
+{
+    w->sizes = map_touched(w->n * sizeof *w->sizes);
+    w->ptrs = map_touched(w->n * sizeof *w->ptrs);
+    uint64_t seed = 42;
+    for (size_t i = 0; i < w->n; i++)
+        w->sizes[i] = (uint16_t)(SIZE_MIN + bench_rand(&seed) % (SIZE_MAX_ - SIZE_MIN + 1));
+}
+
+/* Each pass stores one word in each object and its pointer in ptrs[], so
+ * every peer does the same work per object besides allocating it. */
+#define FILL(alloc_expr)                                                                           \
+    for (size_t i = 0; i < w->n; i++) {                                                            \
+        size_t sz = w->sizes[i];                                                                   \
+        uint64_t *p = (alloc_expr);                                                                \
+        *p = i;                                                                                    \
+        w->ptrs[i] = p;                                                                            \
+    }
+
+static void free_each(work *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        free(w->ptrs[i]);
+}
+
+static void *must(void *p)
+{
+    if (!p) {
+        fputs("small_bench: out of memory\n", stderr);
+        exit(1);
+    }
+    return p;
+}
+
+static long minor_faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
+/* One pass: fills, frees, reports the two phases and the page faults. */
+static void pass(work *w, int k)
+{
+    long f0 = minor_faults();
+    double t0 = bench_now(), t1;
+    const char *peer = w->peer;
+    if (strcmp(peer, "glibc") == 0 || strcmp(peer, "jemalloc") == 0 || strcmp(peer, "mimalloc") == 0) {
+        FILL(must(malloc(sz)))
+        t1 = bench_now();
+        free_each(w);
+    }
+#ifndef PEER_ONLY
+    else if (strcmp(peer, "region-map") == 0 || strcmp(peer, "region-heap") == 0) {
+        gb_region *r = gb_enter();
+        FILL(gb_alloc(sz))
+        t1 = bench_now();
+        gb_leave(r);
+    } else if (strcmp(peer, "obstack") == 0) {
+#define obstack_chunk_alloc malloc
+#define obstack_chunk_free free
+        struct obstack ob;
+        obstack_init(&ob);
+        FILL(must(obstack_alloc(&ob, sz)))
+        t1 = bench_now();
+        obstack_free(&ob, NULL);
+    }
+#ifdef GB_BENCH_TALLOC
+    else if (strcmp(peer, "talloc") == 0) {
+        /* talloc refuses any allocation over 256 MiB, pools included, so
+         * the objects go into a chain of 128 MiB pools under one context,
+         * each opened when the last is full (by talloc's own header size,
+         * measured in setup), so talloc never falls back to malloc. */
+        enum { POOL_BYTES = 128 << 20 };
+        void *top = must(talloc_new(NULL)), *pool = NULL;
+        size_t used = POOL_BYTES;
+        for (size_t i = 0; i < w->n; i++) {
+            size_t sz = w->sizes[i], need = (sz + 15) / 16 * 16 + talloc_header;
+            if (used + need > POOL_BYTES) {
+                pool = must(talloc_pool(top, POOL_BYTES));
+                used = 0;
+            }
+            used += need;
+            uint64_t *p = must(talloc_size(pool, sz));
+            *p = i;
+            w->ptrs[i] = p;
+        }
+        t1 = bench_now();
+        talloc_free(top);
+    }
+#endif
+#ifdef GB_BENCH_APR
+    else if (strcmp(peer, "apr") == 0) {
+        apr_pool_t *pool;
+        if (apr_pool_create(&pool, NULL) != APR_SUCCESS)
+            must(NULL);
+        FILL(must(apr_palloc(pool, sz)))
+        t1 = bench_now();
+        apr_pool_destroy(pool);
+    }
+#endif
+#endif
+    else {
+        fprintf(stderr, "small_bench: unknown peer %s\n", peer);
+        exit(2);
+    }
+    double t2 = bench_now();
+    long f1 = minor_faults();
+    char key[32];
+    snprintf(key, sizeof key, "faults%d", k);
+    bench_result(key, (double)(f1 - f0) * 1000.0 / (double)w->n);
+    snprintf(key, sizeof key, "alloc%d", k);
+    bench_result(key, (t1 - t0) * 1e9 / (double)w->n);
+    snprintf(key, sizeof key, "free%d", k);
+    bench_result(key, (t2 - t1) * 1e9 / (double)w->n);
+}
+
+/* The peer's own call for giving back what it keeps; its name. */
+static const char *purge(const char *peer)
+{
+#if defined(SMALL_PEER_JEMALLOC)
+    (void)peer;
+    if (mallctl("arena." "4096" ".purge", NULL, NULL, NULL, 0) != 0)
+        return "arena purge failed";
+    return "mallctl arena.<all>.purge";
+#elif defined(SMALL_PEER_MIMALLOC)
+    (void)peer;
+    mi_collect(true);
+    return "mi_collect(true)";
+#else
+    if (strncmp(peer, "region", 6) == 0)
+        return "(none needed)";
+    malloc_trim(0);
+    return "malloc_trim(0)";
+#endif
+}
+
+static void child(void *arg)
+{
+    work *w = arg;
+#ifndef PEER_ONLY
+    if (strncmp(w->peer, "region", 6) == 0) {
+        gb_options o;
+        gb_options_init(&o);
+        o.blocks = strcmp(w->peer, "region-map") == 0 ? GB_BLOCKS_MAP : GB_BLOCKS_HEAP;
+        gb_init(&o);
+    }
+#ifdef GB_BENCH_APR
+    if (strcmp(w->peer, "apr") == 0)
+        apr_initialize();
+#endif
+#ifdef GB_BENCH_TALLOC
+    if (strcmp(w->peer, "talloc") == 0)
+        measure_talloc_header();
+#endif
+#endif
+    setup(w);
+    bench_checkpoint("baseline");
+    pass(w, 1);
+    bench_checkpoint("pass1");
+    pass(w, 2);
+    bench_checkpoint("pass2");
+#ifndef PEER_ONLY
+    if (strncmp(w->peer, "region", 6) == 0) {
+        /* The allocation alone: the same sizes, nothing written, so the
+         * pages are never faulted in (the runtime writes only its block
+         * headers). What a region costs besides the kernel's faults. */
+        long f0 = minor_faults();
+        double t0 = bench_now();
+        gb_region *r = gb_enter();
+        for (size_t i = 0; i < w->n; i++)
+            gb_alloc(w->sizes[i]);
+        gb_leave(r);
+        bench_result("bare", (bench_now() - t0) * 1e9 / (double)w->n);
+        bench_result("bare_faults", (double)(minor_faults() - f0) * 1000.0 / (double)w->n);
+    }
+#endif
+    printf("purge %s\n", purge(w->peer));
+    bench_checkpoint("purged");
+}
+
+/* ------------------------------------------------------------ the driver */
+
+#ifdef PEER_ONLY
+
+int main(int argc, char **argv)
+{
+    if (argc != 4 || strcmp(argv[1], "--child") != 0 || strcmp(argv[2], PEER_ONLY) != 0) {
+        fprintf(stderr, "usage: %s --child %s N (run by small_bench)\n", argv[0], PEER_ONLY);
+        return 2;
+    }
+    work w = {.peer = PEER_ONLY, .n = strtoul(argv[3], NULL, 10)};
+    child(&w);
+    return 0;
+}
+
+#else
+
+typedef struct peer {
+    const char *name;
+    const char *what;
+    const char *exe; /* a sibling executable, or NULL: a fork of this one */
+    bool present;
+    double alloc[2][ROUNDS_MAX], release[2][ROUNDS_MAX], total[2][ROUNDS_MAX], faults[2][ROUNDS_MAX];
+    double bare[ROUNDS_MAX], bare_faults[ROUNDS_MAX];
+    int runs;
+    double peak_mib, base_mib, kept_mib[2], lazy_mib, purged_mib;
+    char purge[48];
+} peer;
+
+static peer peers[] = {
+    {.name = "region-map", .what = "giveback region, map source", .present = true},
+    {.name = "region-heap", .what = "giveback region, heap source", .present = true},
+    {.name = "glibc", .what = "glibc malloc + free each", .present = true},
+    {.name = "jemalloc", .what = "jemalloc malloc + free each", .exe = "small_bench_jemalloc"},
+    {.name = "mimalloc", .what = "mimalloc malloc + free each", .exe = "small_bench_mimalloc"},
+#ifdef GB_BENCH_TALLOC
+    {.name = "talloc", .what = "talloc 128 MiB pools, talloc_free", .present = true},
+#else
+    {.name = "talloc", .what = "talloc (not built: libtalloc-dev missing)", .present = false},
+#endif
+#ifdef GB_BENCH_APR
+    {.name = "apr", .what = "APR pool, apr_pool_destroy", .present = true},
+#else
+    {.name = "apr", .what = "APR pool (not built: libapr1-dev missing)", .present = false},
+#endif
+    {.name = "obstack", .what = "glibc obstack, obstack_free(NULL)", .present = true},
+};
+enum { NPEERS = sizeof peers / sizeof peers[0] };
+
+static double mib(long kib)
+{
+    return (double)kib / 1024.0;
+}
+
+static void run_one(peer *p, size_t n)
+{
+    bench_child c;
+    work w = {.peer = p->name, .n = n};
+    char nbuf[32];
+    snprintf(nbuf, sizeof nbuf, "%zu", n);
+    int rc;
+    if (p->exe) {
+        char exe[4096];
+        snprintf(exe, sizeof exe, "%s", bench_sibling(p->exe));
+        char *argv[] = {exe, "--child", (char *)p->name, nbuf, NULL};
+        rc = bench_run_child(&c, NULL, NULL, exe, argv, NULL);
+    } else {
+        rc = bench_run_child(&c, child, &w, NULL, NULL, NULL);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "small_bench: peer %s failed (status %d)\n", p->name, c.status);
+        p->present = false;
+        bench_child_free(&c);
+        return;
+    }
+    int r = p->runs++;
+    for (int k = 0; k < 2; k++) {
+        char key[16];
+        snprintf(key, sizeof key, "alloc%d", k + 1);
+        p->alloc[k][r] = bench_child_result(&c, key);
+        snprintf(key, sizeof key, "free%d", k + 1);
+        p->release[k][r] = bench_child_result(&c, key);
+        p->total[k][r] = p->alloc[k][r] + p->release[k][r];
+        snprintf(key, sizeof key, "faults%d", k + 1);
+        p->faults[k][r] = bench_child_result(&c, key);
+    }
+    p->bare[r] = bench_child_result(&c, "bare");
+    p->bare_faults[r] = bench_child_result(&c, "bare_faults");
+    /* Memory from the last round (they agree to within noise). */
+    const bench_mem *base = bench_child_mem(&c, "baseline"), *m1 = bench_child_mem(&c, "pass1"),
+                    *m2 = bench_child_mem(&c, "pass2"), *mp = bench_child_mem(&c, "purged");
+    if (base && m1 && m2 && mp) {
+        p->base_mib = mib(base->rss_kib);
+        p->peak_mib = mib(m2->hwm_kib) - p->base_mib;
+        p->kept_mib[0] = mib(m1->rss_kib) - p->base_mib;
+        p->kept_mib[1] = mib(m2->rss_kib) - p->base_mib;
+        p->lazy_mib = mib(m2->lazyfree_kib);
+        p->purged_mib = mib(mp->rss_kib) - p->base_mib;
+    }
+    const char *pl = strstr(c.out, "\npurge ");
+    if (pl) {
+        pl += 7;
+        size_t len = strcspn(pl, "\n");
+        snprintf(p->purge, sizeof p->purge, "%.*s", (int)len, pl);
+    }
+    bench_child_free(&c);
+}
+
+static double med(peer *p, double v[2][ROUNDS_MAX], int k)
+{
+    double tmp[ROUNDS_MAX];
+    memcpy(tmp, v[k], sizeof tmp);
+    return bench_median(tmp, p->runs);
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = 10000000;
+    int rounds = 3;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--objects") == 0 && i + 1 < argc)
+            n = strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--child") == 0 && i + 2 < argc) {
+            work w = {.peer = argv[i + 1], .n = strtoul(argv[i + 2], NULL, 10)};
+            child(&w);
+            return 0;
+        } else {
+            fprintf(stderr, "usage: %s [--objects N] [--rounds R]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (rounds < 1 || rounds > ROUNDS_MAX || n == 0) {
+        fprintf(stderr, "small_bench: rounds must be 1..%d and objects at least 1\n", ROUNDS_MAX);
+        return 2;
+    }
+    for (int i = 0; i < NPEERS; i++)
+        if (peers[i].exe)
+            peers[i].present = access(bench_sibling(peers[i].exe), X_OK) == 0;
+
+    /* Rounds go through every peer in turn, so a slow spell of the machine
+     * hits them all alike; each figure is the median of the rounds. */
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < NPEERS; i++)
+            if (peers[i].present)
+                run_one(&peers[i], n);
+
+    peer *ref = &peers[0];
+    printf("small objects: %zu objects of %d-%d B (uniform), one word written in each, then all freed\n", n,
+           SIZE_MIN, SIZE_MAX_);
+    printf("(ns per object, median of %d rounds; pass 1 in a fresh process, pass 2 right after in the same one;\n"
+           " \"x region\" is the peer's time over the region's, map source: above 1 the region is faster;\n"
+           " faults are minor page faults per 1000 objects, each a fresh page the kernel zeroes)\n",
+           rounds);
+    printf("  %-12s %-34s %8s %8s %8s %8s %8s %8s %8s %8s\n", "peer", "what", "alloc", "free", "pass 1", "faults",
+           "pass 2", "faults", "x region", "x region");
+    printf("  %-12s %-34s %8s %8s %8s %8s %8s %8s %8s %8s\n", "", "", "(pass 1)", "(pass 1)", "", "(pass 1)", "",
+           "(pass 2)", "(pass 1)", "(pass 2)");
+    double ref1 = med(ref, ref->total, 0), ref2 = med(ref, ref->total, 1);
+    for (int i = 0; i < NPEERS; i++) {
+        peer *p = &peers[i];
+        if (!p->present || p->runs == 0) {
+            printf("  %-12s %-34s %s\n", p->name, p->what, "(not built or failed: skipped)");
+            continue;
+        }
+        double a = med(p, p->alloc, 0), f = med(p, p->release, 0), t1 = med(p, p->total, 0),
+               t2 = med(p, p->total, 1);
+        printf("  %-12s %-34s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.2f %8.2f\n", p->name, p->what, a, f, t1,
+               med(p, p->faults, 0), t2, med(p, p->faults, 1), t1 / ref1, t2 / ref2);
+    }
+    printf("\n");
+    for (int i = 0; i < NPEERS; i++) {
+        peer *p = &peers[i];
+        if (!p->present || p->runs == 0)
+            continue;
+        char name[96];
+        snprintf(name, sizeof name, "small_%s_pass1_ns", p->name);
+        bench_line(name, med(p, p->total, 0), "ns");
+        snprintf(name, sizeof name, "small_%s_pass2_ns", p->name);
+        bench_line(name, med(p, p->total, 1), "ns");
+        snprintf(name, sizeof name, "small_%s_pass1_faults_per_1k", p->name);
+        bench_line(name, med(p, p->faults, 0), "faults");
+        snprintf(name, sizeof name, "small_%s_pass2_faults_per_1k", p->name);
+        bench_line(name, med(p, p->faults, 1), "faults");
+        if (p != ref) {
+            snprintf(name, sizeof name, "small_x_%s_pass1", p->name);
+            bench_line(name, med(p, p->total, 0) / ref1, "ratio");
+            snprintf(name, sizeof name, "small_x_%s_pass2", p->name);
+            bench_line(name, med(p, p->total, 1) / ref2, "ratio");
+        }
+    }
+    peer *glibc = &peers[2], *obstack = &peers[NPEERS - 1];
+    if (glibc->runs && obstack->runs) {
+        double g1 = med(glibc, glibc->total, 0) / ref1,
+               g2 = med(glibc, glibc->total, 1) / ref2,
+               o1 = med(obstack, obstack->total, 0) / ref1,
+               o2 = med(obstack, obstack->total, 1) / ref2;
+        printf("target: region >= 10x glibc malloc+free: pass 1 %.2fx (%s), pass 2 %.2fx (%s)\n", g1,
+               g1 >= 10 ? "met" : "missed", g2, g2 >= 10 ? "met" : "missed");
+        printf("target: region not behind obstack:      pass 1 %.2fx (%s), pass 2 %.2fx (%s)\n", o1,
+               o1 >= 1 ? "met" : "missed", o2, o2 >= 1 ? "met" : "missed");
+    }
+
+    for (int i = 0; i < 2; i++) {
+        peer *p = &peers[i];
+        if (!p->runs)
+            continue;
+        double tmp[ROUNDS_MAX], f[ROUNDS_MAX];
+        memcpy(tmp, p->bare, sizeof tmp);
+        memcpy(f, p->bare_faults, sizeof f);
+        double b = bench_median(tmp, p->runs), bf = bench_median(f, p->runs);
+        printf("%s: the allocation alone (same sizes, nothing written): %.1f ns per object, %.2f faults per "
+               "1000\n", p->name, b, bf);
+        char name[96];
+        snprintf(name, sizeof name, "small_%s_alloc_only_ns", p->name);
+        bench_line(name, b, "ns");
+    }
+
+    printf("\nresident size after the objects are freed, read from outside (/proc/<pid>/statm), MiB above\n"
+           "the child's baseline (its size and pointer arrays); LazyFree pages (MADV_FREE) still count\n");
+    printf("  %-12s %9s %9s %9s %9s  %-26s %9s\n", "peer", "peak", "pass 1", "pass 2", "LazyFree", "purge call",
+           "purged");
+    for (int i = 0; i < NPEERS; i++) {
+        peer *p = &peers[i];
+        if (!p->present || p->runs == 0)
+            continue;
+        printf("  %-12s %9.1f %9.1f %9.1f %9.1f  %-26s %9.1f\n", p->name, p->peak_mib, p->kept_mib[0],
+               p->kept_mib[1], p->lazy_mib, p->purge, p->purged_mib);
+    }
+    printf("\n");
+    for (int i = 0; i < NPEERS; i++) {
+        peer *p = &peers[i];
+        if (!p->present || p->runs == 0)
+            continue;
+        char name[96];
+        snprintf(name, sizeof name, "resident_%s_peak_mib", p->name);
+        bench_line(name, p->peak_mib, "MiB");
+        snprintf(name, sizeof name, "resident_%s_after_mib", p->name);
+        bench_line(name, p->kept_mib[1], "MiB");
+        snprintf(name, sizeof name, "resident_%s_lazyfree_mib", p->name);
+        bench_line(name, p->lazy_mib, "MiB");
+        snprintf(name, sizeof name, "resident_%s_purged_mib", p->name);
+        bench_line(name, p->purged_mib, "MiB");
+    }
+    return 0;
+}
+
+#endif

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# bench.sh -- build the benchmarks at -O2 and run every one: tables for people, one line per figure for machines, charts.
+#
+# Users choose a region runtime for speed and for memory that leaves; they
+# compare it with what they already have. Every figure here is measured in
+# this one run beside its peers and quoted as a ratio, because the machines
+# are noisy: a figure from another day is no baseline. The benchmarks print
+# their tables and lines ("bench <name> <value> <unit>") and fail on no
+# number; this script fails only when something cannot be built or run.
+#
+# Runs, in order: coro_bench (coroutines against swapcontext and Boost.Context's
+# fcontext, and the pin check's leave cost), small_bench (10M small objects
+# against glibc, jemalloc, mimalloc, talloc, APR, obstack, and each one's
+# resident size after free), churn_bench (10,000 regions of 1-8 MB per block
+# source against the malloc-back poison, and the cost against region size),
+# and gbprobe (what malloc keeps right after a free on this machine).
+# Writes build/bench/: bench.txt (everything printed), bench.tsv (the
+# figures, "<name>\t<value>\t<unit>"), gbprobe.csv, and charts/ (ci/charts.sh).
+# Takes about 8 minutes on 2 cores; --quick is a smoke run of under a minute
+# with small counts (its figures are not comparable).
+#
+# Usage: ci/bench.sh [--quick]
+# Prerequisites: ci/install-deps.sh base gate bench (gnuplot is in gate).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+quick=0
+case "${1:-}" in
+    "") ;;
+    --quick) quick=1 ;;
+    -h|--help) sed -n '/^# Usage:/,/^# Prerequisites:/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench.sh: unknown argument '$1' (usage: ci/bench.sh [--quick])" >&2; exit 2 ;;
+esac
+
+for tool in cmake cc; do
+    command -v "$tool" >/dev/null 2>&1 || {
+        echo "bench.sh: $tool not found; run: ci/install-deps.sh base gate bench" >&2
+        exit 1
+    }
+done
+
+jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+werror=()
+[[ -n "${CI:-}" ]] && werror=(-DGB_WERROR=ON)
+
+# The release build (RelWithDebInfo: -O2; the benchmarks add -O2 of their
+# own), the same tree the gates use.
+build=build/release
+cmake --preset release "${generator[@]}" "${werror[@]}" >/dev/null
+cmake --build --preset release --parallel "$jobs" --target benchmarks
+bin="$root/$build/bench"
+
+# gbprobe: from the project's build where tools/ is part of it, else built
+# on its own (tools/CMakeLists.txt stands alone too).
+if cmake --build --preset release --parallel "$jobs" --target gbprobe >/dev/null 2>&1; then
+    gbprobe="$root/$build/tools/gbprobe"
+else
+    cmake -S tools -B build/tools "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${werror[@]}" >/dev/null
+    cmake --build build/tools --parallel "$jobs"
+    gbprobe="$root/build/tools/gbprobe"
+fi
+
+out="$root/build/bench"
+rm -rf "$out"
+mkdir -p "$out"
+txt="$out/bench.txt"
+: >"$txt"
+
+# run <title> <command...>: prints and records one benchmark's output.
+run() {
+    local title="$1" t0
+    shift
+    t0=$SECONDS
+    {
+        echo
+        echo "================================================================ $title"
+        echo "\$ ${*#"$root/"}"
+        echo
+    } | tee -a "$txt"
+    "$@" 2>&1 | tee -a "$txt"
+    echo "($title: $((SECONDS - t0)) s)" | tee -a "$txt"
+}
+
+{
+    echo "bench.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo 'no git')$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+    echo "bench.sh: $(uname -srm), $(getconf _NPROCESSORS_ONLN) cores, $(awk '/^MemTotal:/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null)"
+    if [[ -r /sys/kernel/mm/transparent_hugepage/enabled ]]; then
+        echo "bench.sh: transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+    fi
+    if ((quick)); then
+        echo "bench.sh: --quick: small counts, figures not comparable"
+    fi
+} | tee -a "$txt"
+
+if ((quick)); then
+    run "coroutines and pin check" "$bin/coro_bench" 200000
+    if [[ -x "$bin/small_bench" ]]; then
+        run "small objects" "$bin/small_bench" --objects 300000 --rounds 1
+    fi
+    run "churn" "$bin/churn_bench" --iterations 200 --segments 2 --rounds 1 --point-mib 16
+    run "gbprobe" "$gbprobe" --quick --rounds 2 --csv "$out/gbprobe.csv"
+else
+    run "coroutines and pin check" "$bin/coro_bench"
+    if [[ -x "$bin/small_bench" ]]; then
+        run "small objects" "$bin/small_bench"
+    else
+        echo "bench.sh: small_bench was not built (no obstack.h or malloc.h): skipped" | tee -a "$txt"
+    fi
+    run "churn" "$bin/churn_bench"
+    run "gbprobe" "$gbprobe" --csv "$out/gbprobe.csv"
+fi
+
+awk '$1 == "bench" && NF == 4 { printf "%s\t%s\t%s\n", $2, $3, $4 }' "$txt" >"$out/bench.tsv"
+echo
+echo "bench.sh: $(wc -l <"$out/bench.tsv") figures in ${out#"$root/"}/bench.tsv; all output in ${txt#"$root/"}"
+
+if command -v gnuplot >/dev/null 2>&1; then
+    BENCH_TSV="$out/bench.tsv" BENCH_CHARTS_DIR="$out/charts" ci/charts.sh bench
+else
+    echo "bench.sh: gnuplot not found: no charts (ci/install-deps.sh gate)"
+fi
