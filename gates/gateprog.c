@@ -192,12 +192,14 @@ static int pinned_kept_then_freed(void)
 static int released_is_gone(void)
 {
     /* Two rounds: the second is the one glibc would serve from its heap
-     * once the first round's free raised its threshold. */
+     * once the first round's free raised its threshold. The allocation is
+     * larger than the block cap, so it has a block of its own, of a size
+     * the block cache never keeps: on leave it must be unmapped. */
     volatile unsigned char *addr = NULL;
     for (int round = 0; round < 2; round++) {
         gb_region *r = gb_enter();
-        unsigned char *p = gb_alloc(512 * 1024);
-        memset(p, 0x42, 512 * 1024);
+        unsigned char *p = gb_alloc(2 * MIB);
+        memset(p, 0x42, 2 * MIB);
         addr = p + 4096;
         gb_leave(r);
     }

@@ -3,8 +3,9 @@
 #
 # The library build leaves a region twice (the second round is the one
 # glibc would serve from its heap), then a child process touches the left
-# block: it must fault, as jemalloc's destroy test checks. Memory kept by
-# malloc would still be readable.
+# block (one larger than the block cap, which the block cache never keeps):
+# it must fault, as jemalloc's destroy test checks. Memory kept by malloc
+# would still be readable.
 bats_require_minimum_version 1.8.0
 
 setup() {

@@ -20,11 +20,14 @@
 
 #define MIB (1024 * 1024)
 
+/* The map source with the block cache off: these tests follow every
+ * block to its munmap. */
 static void init_map(size_t budget)
 {
     gb_options o;
     gb_options_init(&o);
     o.blocks = GB_BLOCKS_MAP;
+    o.cache_bytes = GB_CACHE_OFF;
     o.map_budget = budget;
     gb_init(&o);
 }
@@ -292,4 +295,69 @@ GB_TEST(at_the_real_mapping_limit_nothing_is_lost)
     GBT_SKIP_IF(access("/proc/sys/vm/max_map_count", R_OK) != 0, "this OS sets no mapping limit");
     int status = gbt_in_child(at_the_map_limit);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* ------------------------------------------------------------ the cache */
+
+static void init_cache(size_t bytes)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.cache_bytes = bytes;
+    gb_init(&o);
+}
+
+GB_TEST(given_back_blocks_are_cached_up_to_the_bound_and_reused)
+{
+    init_cache(0); /* the default bound */
+    gb_region *r = gb_enter();
+    fill(64 * MIB);
+    gb_leave(r);
+    gb_stats s = gbt_stats();
+    CHECK(s.bytes_cached > 0);
+    CHECK(s.bytes_cached <= GB_CACHE_DEFAULT);
+    CHECK_EQ(s.bytes_mapped, 0);
+    CHECK_EQ(s.mappings, 0);
+    uint64_t hits = s.cache_hits;
+    r = gb_enter();
+    fill(4 * MIB);
+    gb_leave(r);
+    CHECK(gbt_stats().cache_hits > hits);
+    gb_sweep();
+    s = gbt_stats();
+    CHECK_EQ(s.bytes_cached, 0);
+    CHECK_EQ(s.mappings_cached, 0);
+}
+
+GB_TEST(the_cache_can_be_turned_off_by_environment)
+{
+    setenv("GB_CACHE", "off", 1);
+    setenv("GB_BLOCKS", "map", 1);
+    gb_region *r = gb_enter();
+    fill(8 * MIB);
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().bytes_cached, 0);
+}
+
+GB_TEST(a_small_cache_bound_holds)
+{
+    setenv("GB_CACHE", "64", 1); /* KiB */
+    setenv("GB_BLOCKS", "map", 1);
+    gb_region *r = gb_enter();
+    fill(8 * MIB);
+    gb_leave(r);
+    CHECK(gbt_stats().bytes_cached <= 64 * 1024);
+    CHECK(gbt_stats().bytes_cached > 0);
+}
+
+static void bad_cache_env(void)
+{
+    setenv("GB_CACHE", "lots", 1);
+    gb_enter();
+}
+
+GB_TEST(a_malformed_cache_setting_stops)
+{
+    gbt_expect_death(bad_cache_env, "GB_CACHE=lots: expected a size in KiB or off");
 }

@@ -12,8 +12,9 @@ static inline gb_stats gbt_stats(void)
     return s;
 }
 
-/* Every "now" counter is back to zero (map_budget is a setting). Tests that
- * made coroutines sweep first: freed stacks are pooled until a sweep. */
+/* Every "now" counter is back to zero (map_budget is a setting; the block
+ * cache, bounded, is the one thing kept until a sweep). Tests that made
+ * coroutines sweep first: freed stacks are pooled until a sweep too. */
 static inline void gbt_check_all_given_back(void)
 {
     gb_stats s = gbt_stats();

@@ -58,6 +58,7 @@ static void run_threads(void)
     CHECK_EQ(s.regions_live, 0);
     CHECK_EQ(s.blocks_live, 0);
     CHECK_EQ(s.arenas_live, 0);
+    CHECK_EQ(s.bytes_cached, 0); /* each thread's cache went with it */
     CHECK(s.compactions >= THREADS * 50);
 }
 
@@ -107,6 +108,8 @@ GB_TEST(a_thread_that_made_coroutines_leaves_no_stacks_behind)
     gb_stats s;
     gb_stats_get(&s);
     CHECK_EQ(s.stacks_pooled, 0);
+    CHECK_EQ(s.bytes_cached, 0);
+    CHECK_EQ(s.mappings_cached, 0);
     CHECK_EQ(s.mappings, 0);
     CHECK_EQ(s.bytes_mapped, 0);
     CHECK_EQ(s.bytes_meta, 0);

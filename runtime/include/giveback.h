@@ -77,10 +77,20 @@ typedef struct gb_options {
      * a block of its own. */
     size_t first_block;
     size_t block_cap;
+    /* Bytes of recently given-back mapped blocks each thread keeps, resident,
+     * to hand to its next regions without a page fault (blocks whose size
+     * is a power of two, from 16 KiB to the cap). 0: GB_CACHE (KiB, or
+     * "off") decides, else the default GB_CACHE_DEFAULT; GB_CACHE_OFF: none.
+     * The cache is the one thing the runtime keeps after every region is
+     * left; gb_sweep and thread exit give it back. */
+    size_t cache_bytes;
     /* Run a sweep every N calls of gb_safepoint(); 0 means never, unless the
      * environment variable GB_STRESS=N is set. */
     unsigned stress;
 } gb_options;
+
+#define GB_CACHE_DEFAULT ((size_t)4 * 1024 * 1024)
+#define GB_CACHE_OFF ((size_t)-1)
 
 /* Fills *o with the defaults (all AUTO / 0). */
 GB_API void gb_options_init(gb_options *o);
@@ -260,7 +270,8 @@ GB_API void gb_safepoint(void);
 /* Exact counters, process-wide, read without stopping other threads (each
  * field is exact; fields read while other threads work may be from slightly
  * different moments). When every region has been left and every retired one
- * freed, every "now" field except map_budget is 0. */
+ * freed, every "now" field except map_budget and the cache's is 0 (and the
+ * cache's are 0 too after gb_sweep). */
 typedef struct gb_stats {
     /* now */
     size_t bytes_mapped;     /* the runtime's own mappings, in bytes */
@@ -294,6 +305,10 @@ typedef struct gb_stats {
     /* small chunks, now */
     size_t slabs;               /* slabs mapped (counted in mappings, bytes_mapped) */
     size_t bytes_small;         /* bytes of small chunks handed out from them */
+    /* the block cache, now (not in bytes_mapped or mappings) */
+    size_t bytes_cached;        /* given-back blocks kept for reuse, resident */
+    size_t mappings_cached;
+    uint64_t cache_hits;        /* blocks handed out from the cache, since init */
 } gb_stats;
 
 GB_API void gb_stats_get(gb_stats *out);

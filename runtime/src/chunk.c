@@ -11,6 +11,9 @@
  *     split a mapping while the process is at the limit). The pages are
  *     then emptied at once, which gives the memory back, and the range is
  *     kept on a list, inside its own first page, to be unmapped later.
+ * Each thread keeps a few MiB of given-back blocks, resident, for its next
+ * regions (the cache): a fresh page costs a fault, which dominates the
+ * cost of a small region that is entered and left over and over.
  */
 #include "internal.h"
 
@@ -39,6 +42,7 @@ GB__NORETURN static void out_of_memory(size_t n, int map_errno)
 bool gb__mapping_reserve(size_t n)
 {
     size_t now = atomic_fetch_add_explicit(&gb__stat.mappings, n, memory_order_relaxed);
+    now += atomic_load_explicit(&gb__stat.mappings_cached, memory_order_relaxed);
     if (now + n <= gb__cfg.map_budget)
         return true;
     GB__SUB(mappings, n);
@@ -59,6 +63,75 @@ static gb__chunk heap_chunk(size_t n, int map_errno)
     return (gb__chunk){.base = p, .size = n, .src = GB__SRC_HEAP};
 }
 
+static void unmap_or_defer(void *p, size_t size);
+
+/* ------------------------------------------------------------ the cache */
+
+/* The cache class of a mapped chunk of `size` bytes, or -1: only powers of
+ * two from map_min up, which is what region blocks are. */
+static int cache_class(size_t size)
+{
+    if (size < gb__cfg.map_min || (size & (size - 1)))
+        return -1;
+    int k = 0;
+    for (size_t s = gb__cfg.map_min; s < size; s *= 2)
+        k++;
+    return k < GB__CACHE_CLASSES ? k : -1;
+}
+
+static bool cache_pop(size_t size, gb__chunk *out)
+{
+    int k = cache_class(size);
+    gb__cache *cache = &gb__self()->cache;
+    if (k < 0 || !cache->head[k])
+        return false;
+    void *p = cache->head[k];
+    cache->head[k] = *(void **)p;
+    cache->bytes -= size;
+    GB__SUB(bytes_cached, size);
+    GB__SUB(mappings_cached, 1);
+    GB__ADD(bytes_mapped, size);
+    GB__ADD(mappings, 1);
+    GB__ADD(cache_hits, 1);
+    *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP};
+    return true;
+}
+
+static bool cache_push(gb__chunk c)
+{
+    int k = cache_class(c.size);
+    gb__thread *t = gb__self();
+    if (k < 0 || t->cache.bytes + c.size > gb__cfg.cache_bytes)
+        return false;
+    if (t->cache.bytes == 0)
+        gb__thread_cleanup_at_exit(t);
+    *(void **)c.base = t->cache.head[k];
+    t->cache.head[k] = c.base;
+    t->cache.bytes += c.size;
+    GB__SUB(bytes_mapped, c.size);
+    GB__SUB(mappings, 1);
+    GB__ADD(bytes_cached, c.size);
+    GB__ADD(mappings_cached, 1);
+    return true;
+}
+
+void gb__chunk_cache_flush(gb__thread *t)
+{
+    for (int k = 0; k < GB__CACHE_CLASSES; k++) {
+        size_t size = gb__cfg.map_min << k;
+        while (t->cache.head[k]) {
+            void *p = t->cache.head[k];
+            t->cache.head[k] = *(void **)p;
+            t->cache.bytes -= size;
+            GB__SUB(bytes_cached, size);
+            GB__SUB(mappings_cached, 1);
+            GB__ADD(bytes_mapped, size);
+            GB__ADD(mappings, 1);
+            unmap_or_defer(p, size);
+        }
+    }
+}
+
 gb__chunk gb__chunk_get(size_t n)
 {
     if (!gb__fix_chunk_is_mapped(n)) {
@@ -68,6 +141,9 @@ gb__chunk gb__chunk_get(size_t n)
         return heap_chunk(n, 0);
     }
     size_t size = gb__round_up_checked(n, gb__os.page_size, "chunk");
+    gb__chunk cached;
+    if (gb__cfg.cache_bytes && cache_pop(size, &cached))
+        return cached;
     if (!gb__mapping_reserve(1)) {
         GB__ADD(fallbacks_budget, 1);
         return heap_chunk(n, 0);
@@ -130,9 +206,13 @@ static void unmap_or_defer(void *p, size_t size)
     GB__ADD(unmaps_pending, 1);
 }
 
+/* Puts a chunk back: a mapped block of a cached size into this thread's
+ * cache while it has room, else to the OS. */
 void gb__chunk_put(gb__chunk c)
 {
     if (c.src == GB__SRC_MAP) {
+        if (gb__cfg.cache_bytes && cache_push(c))
+            return;
         unmap_or_defer(c.base, c.size);
     } else if (c.src == GB__SRC_SMALL) {
         gb__small_put(c);

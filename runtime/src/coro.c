@@ -243,6 +243,7 @@ void gb_sweep(void)
     GB__ADD(sweeps, 1);
     gb__pin_retry(t);
     gb__stack_pool_trim(t);
+    gb__chunk_cache_flush(t);
     gb__chunk_retry_unmaps();
 }
 

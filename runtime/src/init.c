@@ -57,6 +57,25 @@ static bool small_from_env(gb_small small)
     gb__die("GB_SMALL=%s: expected slab, malloc or auto", v);
 }
 
+/* The block cache bound: the option, else GB_CACHE in KiB or "off". */
+static size_t cache_from(size_t opt)
+{
+    if (opt == GB_CACHE_OFF)
+        return 0;
+    if (opt)
+        return opt;
+    const char *v = getenv("GB_CACHE");
+    if (!v || !*v)
+        return GB_CACHE_DEFAULT;
+    if (strcmp(v, "off") == 0)
+        return 0;
+    char *end;
+    unsigned long long kib = strtoull(v, &end, 10);
+    if (*end || v[0] == '-' || kib > (SIZE_MAX >> 10))
+        gb__die("GB_CACHE=%s: expected a size in KiB or off", v);
+    return (size_t)kib * 1024;
+}
+
 static unsigned stress_from_env(void)
 {
     const char *v = getenv("GB_STRESS");
@@ -110,6 +129,7 @@ static void configure(const gb_options *o)
      * come from the runtime's slabs, so they leave too; GB_SMALL=malloc
      * (or the option) puts them back in malloc, for comparison. */
     c.small_slabs = c.blocks == GB_BLOCKS_MAP && small_from_env(o->small);
+    c.cache_bytes = cache_from(o->cache_bytes);
 
     /* A library build is a guest: it must not change a process-wide malloc
      * setting behind its host's back. */

@@ -57,6 +57,7 @@ typedef struct gb__config {
     size_t block_cap;
     unsigned stress;
     bool small_slabs;     /* chunks under map_min from slabs (map source) */
+    size_t cache_bytes;   /* per-thread block cache bound; 0 when off */
     bool threshold_fixed; /* this init called mallopt */
 } gb__config;
 
@@ -86,6 +87,8 @@ typedef struct gb__counters {
     atomic_uint_fast64_t pin_words_scanned, pin_probes, pin_tries, pin_tries_skipped;
     atomic_uint_fast64_t retirements, sweeps;
     atomic_size_t slabs, bytes_small;
+    atomic_size_t bytes_cached, mappings_cached;
+    atomic_uint_fast64_t cache_hits;
 } gb__counters;
 
 extern gb__counters gb__stat;
@@ -220,6 +223,15 @@ struct gb_region {
 
 typedef struct gb__stack_pool gb__stack_pool;
 
+/* A thread's cache of given-back mapped blocks: one list per power-of-two
+ * size from map_min (linked through each block's first word), bytes in
+ * all at most gb__cfg.cache_bytes. Cached blocks stay resident. */
+#define GB__CACHE_CLASSES 24
+typedef struct gb__cache {
+    void *head[GB__CACHE_CLASSES];
+    size_t bytes;
+} gb__cache;
+
 /* Per-thread state.
  *   - cur is &main_stack while the thread runs on its own stack, else the
  *     running coroutine's region stack; cur_coro is that coroutine or NULL;
@@ -240,6 +252,7 @@ typedef struct gb__thread {
     unsigned safepoints;
     void *asan_fake_main;
     gb__stack_pool *pool;
+    gb__cache cache;
     void *altstack; /* this thread's signal stack, kept for its life */
 } gb__thread;
 
@@ -311,8 +324,12 @@ struct gb_coro {
 void gb__stack_get(gb_coro *c, size_t size);
 void gb__stack_put(gb_coro *c);
 void gb__stack_pool_trim(gb__thread *t);
-/* Gives t's stack pool and signal stack back when the thread exits. */
+/* Gives t's stack pool, block cache and signal stack back when the thread
+ * exits. */
 void gb__thread_cleanup_at_exit(gb__thread *t);
+
+/* Gives the thread's cached blocks back to the OS (chunk.c). */
+void gb__chunk_cache_flush(gb__thread *t);
 
 /* Pinning (pin.c). The bookkeeping of every switch is inline: a resume
  * and yield round trip is a few dozen nanoseconds, calls included. */

@@ -31,8 +31,8 @@ struct gb__stack_pool {
     size_t nfailed, failed_cap;
 };
 
-/* A thread's pool and signal stack go back when the thread exits (a key
- * destructor), so threads that made coroutines leave nothing behind. */
+/* A thread's stack pool, block cache and signal stack go back when the
+ * thread exits (a key destructor), so threads leave nothing behind. */
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
@@ -40,6 +40,7 @@ static void thread_at_exit(void *arg)
 {
     gb__thread *t = arg;
     gb__stack_pool_trim(t);
+    gb__chunk_cache_flush(t);
     if (t->altstack) {
         stack_t off = {.ss_flags = SS_DISABLE};
         sigaltstack(&off, NULL);
