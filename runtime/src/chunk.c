@@ -16,6 +16,7 @@
  * cost of a small region that is entered and left over and over.
  */
 #include "internal.h"
+#include "tools.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -86,6 +87,7 @@ static bool cache_pop(size_t size, gb__chunk *out)
     if (k < 0 || !cache->head[k])
         return false;
     void *p = cache->head[k];
+    gb__asan_unpoison(p, size);
     cache->head[k] = *(void **)p;
     cache->bytes -= size;
     GB__SUB(bytes_cached, size);
@@ -106,6 +108,9 @@ static bool cache_push(gb__chunk c)
     if (t->cache.bytes == 0)
         gb__thread_cleanup_at_exit(t);
     *(void **)c.base = t->cache.head[k];
+    /* Given back, it stays mapped: under ASan, any touch of it from now on
+     * is reported, as a freed heap block's would be. */
+    gb__asan_poison(c.base, c.size);
     t->cache.head[k] = c.base;
     t->cache.bytes += c.size;
     GB__SUB(bytes_mapped, c.size);
@@ -121,6 +126,8 @@ void gb__chunk_cache_flush(gb__thread *t)
         size_t size = gb__cfg.map_min << k;
         while (t->cache.head[k]) {
             void *p = t->cache.head[k];
+            /* Unmapped, its addresses may come back in another mapping. */
+            gb__asan_unpoison(p, size);
             t->cache.head[k] = *(void **)p;
             t->cache.bytes -= size;
             GB__SUB(bytes_cached, size);

@@ -12,6 +12,7 @@
  * budget, leaves the chunk to malloc, as chunk.c does for large ones.
  */
 #include "internal.h"
+#include "tools.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -136,6 +137,9 @@ static gb__slab *slab_new(void)
 
 static void slab_free(gb__slab *s)
 {
+    /* A later mapping may reuse these addresses: ASan must not think them
+     * freed. */
+    gb__asan_unpoison(s->base, (size_t)UNITS * unit_size());
     list_unlink(s);
     GB__SUB(slabs, 1);
     GB__SUB(bytes_meta, sizeof *s);
@@ -179,6 +183,7 @@ bool gb__small_get(size_t n, gb__chunk *out)
     }
     pthread_mutex_unlock(&lock);
     GB__ADD(bytes_small, (size_t)units * u);
+    gb__asan_unpoison(s->base + (size_t)at * u, (size_t)units * u);
     *out = (gb__chunk){.base = s->base + (size_t)at * u, .size = (size_t)units * u, .src = GB__SRC_SMALL, .owner = s};
     return true;
 }
@@ -208,6 +213,9 @@ void gb__small_put(gb__chunk c)
     gb__slab *s = c.owner;
     unsigned at = (unsigned)(((char *)c.base - s->base) / u), units = (unsigned)(c.size / u);
     GB__SUB(bytes_small, c.size);
+    /* Given back, it stays mapped in its slab: under ASan, any touch of it
+     * from now on is reported, as a freed heap block's would be. */
+    gb__asan_poison(c.base, c.size);
     pthread_mutex_lock(&lock);
     if (s->nused == UNITS) {
         list_unlink(s);

@@ -36,10 +36,18 @@ struct gb__stack_pool {
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
+static void adopt_orphans(gb__stack_pool *p);
+
 static void thread_at_exit(void *arg)
 {
     gb__thread *t = arg;
     gb__stack_pool_trim(t);
+    /* Stacks whose munmap still fails would stay on this thread's list,
+     * which nothing retries once it has exited: any thread's sweep will. */
+    if (t->pool) {
+        adopt_orphans(t->pool);
+        gb__stack_pool_trim(t);
+    }
     gb__chunk_cache_flush(t);
     if (t->altstack) {
         stack_t off = {.ss_flags = SS_DISABLE};
@@ -187,8 +195,53 @@ void gb__stack_put(gb_coro *c)
     stack_unmap(t, s);
 }
 
+/* Stacks whose munmap failed on threads that have exited (emptied, still
+ * mapped and counted), retried at every trim, whichever thread sweeps. */
+static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
+static gb__chunk *orphans;
+static size_t norphans, orphans_cap;
+
+static void adopt_orphans(gb__stack_pool *p)
+{
+    pthread_mutex_lock(&orphans_lock);
+    if (norphans + p->nfailed > orphans_cap) {
+        size_t cap = norphans + p->nfailed;
+        gb__chunk *v = realloc(orphans, cap * sizeof *v);
+        if (!v)
+            gb__die("out of memory: cannot track the stacks of an exited thread");
+        GB__ADD(bytes_meta, (cap - orphans_cap) * sizeof *v);
+        orphans = v;
+        orphans_cap = cap;
+    }
+    memcpy(orphans + norphans, p->failed, p->nfailed * sizeof *p->failed);
+    norphans += p->nfailed;
+    p->nfailed = 0;
+    pthread_mutex_unlock(&orphans_lock);
+}
+
+static void retry_orphans(void)
+{
+    pthread_mutex_lock(&orphans_lock);
+    for (size_t i = 0; i < norphans;) {
+        if (try_unmap(orphans[i])) {
+            orphans[i] = orphans[--norphans];
+            GB__SUB(unmaps_pending, 1);
+        } else {
+            i++;
+        }
+    }
+    if (!norphans && orphans) {
+        GB__SUB(bytes_meta, orphans_cap * sizeof *orphans);
+        free(orphans);
+        orphans = NULL;
+        orphans_cap = 0;
+    }
+    pthread_mutex_unlock(&orphans_lock);
+}
+
 void gb__stack_pool_trim(gb__thread *t)
 {
+    retry_orphans();
     gb__stack_pool *p = t->pool;
     if (!p)
         return;

@@ -27,11 +27,13 @@
 #define gb__asan_start(fake, lo, size) __sanitizer_start_switch_fiber((fake), (lo), (size))
 #define gb__asan_finish(fake, lo, size) __sanitizer_finish_switch_fiber((fake), (lo), (size))
 #define gb__asan_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#define gb__asan_poison(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #else
 #define GB__NO_ASAN
 #define gb__asan_start(fake, lo, size) ((void)(fake), (void)(lo), (void)(size))
 #define gb__asan_finish(fake, lo, size) ((void)(fake), (void)(lo), (void)(size))
 #define gb__asan_unpoison(p, n) ((void)(p), (void)(n))
+#define gb__asan_poison(p, n) ((void)(p), (void)(n))
 #endif
 
 #if defined(__has_include)
