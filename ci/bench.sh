@@ -102,6 +102,7 @@ if ((quick)); then
         run "small objects" "$bin/small_bench" --objects 300000 --rounds 1
     fi
     run "churn" "$bin/churn_bench" --iterations 200 --segments 2 --rounds 1 --point-mib 16
+    run "small regions" "$bin/small_regions_bench" 5000
     run "gbprobe" "$gbprobe" --quick --rounds 2 --csv "$out/gbprobe.csv"
 else
     run "coroutines and pin check" "$bin/coro_bench"
@@ -111,6 +112,7 @@ else
         echo "bench.sh: small_bench was not built (no obstack.h or malloc.h): skipped" | tee -a "$txt"
     fi
     run "churn" "$bin/churn_bench"
+    run "small regions" "$bin/small_regions_bench"
     run "gbprobe" "$gbprobe" --csv "$out/gbprobe.csv"
 fi
 
