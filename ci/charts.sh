@@ -3,7 +3,8 @@
 #
 # Numbers in a table say whether a target is met; a picture says how a
 # program behaves. The kill matrix records each gate program's resident size
-# every 50 ms (build/gate/series/<gate>__<build>.tsv, "<seconds>\t<KiB>"):
+# as often as ps answers, and at every checkpoint
+# (build/gate/series/<gate>__<build>.tsv, "<seconds>\t<KiB>"):
 # the clean build's sawtooth back to baseline against each poison's
 # staircase is the project's claim in one image. ci/bench.sh records one
 # line per figure (build/bench/bench.tsv, "<name>\t<value>\t<unit>"); the

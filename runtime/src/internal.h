@@ -213,9 +213,10 @@ struct gb_region {
     /* Retirement, owned by pin.c. A RETIRED region is on one of its
      * thread's retired lists (rnext, rprev). witness is a suspended coroutine found
      * pointing into it at its last try, and the region is on that
-     * coroutine's witnessed list (wnext, wprev); witness is NULL when no try
-     * has found one yet or the witness has run or been freed since, which is
-     * exactly when the region needs another try. */
+     * coroutine's witnessed list (wnext, wprev); witness is NULL when the
+     * witness has run and frozen again, finished or been freed since it was
+     * found, which is exactly when the region needs another try (while the
+     * witness runs, it keeps the region: a live frame may hold the pointer). */
     gb_region *rnext, *rprev;
     gb_coro *witness;
     gb_region *wnext, *wprev;
