@@ -1,5 +1,6 @@
 /* coro.c -- coroutines and pinning. */
 #include "common.h"
+#include "internal.h"
 #include "scenarios.h"
 
 #include <pthread.h>
@@ -367,4 +368,43 @@ GB_TEST(a_stack_overflow_names_itself)
 {
     GBT_SKIP_IF(GBT_SANITIZED, "ASan reports stack overflows itself");
     gbt_expect_death(overflow, "coroutine stack overflow");
+}
+
+/* The guard page cannot be made and the mapping cannot be unmapped either
+ * (as at the mapping limit): the stack comes from malloc, and the mapping
+ * is emptied and unmapped later, not lost. */
+static int protect_fails(void *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    return -1;
+}
+
+static int unmap_fails_once_count;
+static int (*real_unmap)(void *, size_t);
+
+static int unmap_fails_once(void *p, size_t n)
+{
+    if (unmap_fails_once_count-- > 0)
+        return -1;
+    return real_unmap(p, n);
+}
+
+GB_TEST(a_stack_whose_guard_and_unmap_fail_loses_nothing)
+{
+    gb_init(NULL);
+    real_unmap = gb__os.unmap;
+    int (*real_protect)(void *, size_t) = gb__os.protect_none;
+    gb__os.protect_none = protect_fails;
+    gb__os.unmap = unmap_fails_once;
+    unmap_fails_once_count = 2; /* the stack's own unmap, then the chunk layer's */
+    gb_coro *c = gb_coro_new(gbs_hold_forever, NULL, 0);
+    gb__os.protect_none = real_protect;
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.fallbacks_mmap, 1);
+    CHECK_EQ(s.unmaps_pending, 1);
+    gb_coro_resume(c);
+    gb_coro_free(c);
+    check_all_given_back(); /* the sweep retries the pending unmap */
+    CHECK_EQ(gbt_stats().unmaps_pending, 0);
 }

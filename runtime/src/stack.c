@@ -113,9 +113,16 @@ void gb__stack_get(gb_coro *c, size_t size)
             set_range(c, (gb__chunk){.base = p, .size = total, .src = GB__SRC_MAP}, guard);
             return;
         }
-        if (p)
-            gb__os.unmap(p, total);
-        gb__mapping_unreserve(2);
+        if (p && gb__os.unmap(p, total) != 0) {
+            /* The guard could not be made and the mapping cannot go either
+             * (the process is at its mapping limit): it is one plain
+             * mapping now, which the chunk layer empties and unmaps later. */
+            gb__mapping_unreserve(1);
+            GB__ADD(bytes_mapped, total);
+            gb__chunk_put((gb__chunk){.base = p, .size = total, .src = GB__SRC_MAP});
+        } else {
+            gb__mapping_unreserve(2);
+        }
         GB__ADD(fallbacks_mmap, 1);
     } else {
         GB__ADD(fallbacks_budget, 1);
