@@ -34,18 +34,9 @@ case "${1:-}" in
     *) echo "bench.sh: unknown argument '$1' (usage: ci/bench.sh [--quick])" >&2; exit 2 ;;
 esac
 
-for tool in cmake cc; do
-    command -v "$tool" >/dev/null 2>&1 || {
-        echo "bench.sh: $tool not found; run: ci/install-deps.sh base gate bench" >&2
-        exit 1
-    }
-done
-
-jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
-generator=()
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-werror=()
-[[ -n "${CI:-}" ]] && werror=(-DGB_WERROR=ON)
+# shellcheck source=ci/lib.sh
+source "$root/ci/lib.sh"
+gb_require bench.sh "base gate bench" cmake cc
 
 # The release build (RelWithDebInfo: -O2; the benchmarks add -O2 of their
 # own), the same tree the gates use.

@@ -14,18 +14,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-for tool in cmake bats ps awk; do
-    command -v "$tool" >/dev/null 2>&1 || {
-        echo "gate.sh: $tool not found; run: ci/install-deps.sh base gate" >&2
-        exit 1
-    }
-done
-
-jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
-generator=()
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-werror=()
-[[ -n "${CI:-}" ]] && werror=(-DGB_WERROR=ON)
+# shellcheck source=ci/lib.sh
+source "$root/ci/lib.sh"
+gb_require gate.sh "base gate" cmake bats ps awk
 
 cmake --preset release "${generator[@]}" "${werror[@]}" >/dev/null
 cmake --build --preset release --parallel "$jobs"

@@ -14,11 +14,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
-werror=()
-[[ -n "${CI:-}" ]] && werror=(-DGB_WERROR=ON)
-generator=()
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+# shellcheck source=ci/lib.sh
+source "$root/ci/lib.sh"
 
 # Stages to run: all by default, or those named in GB_TEST_STAGES.
 stages="${GB_TEST_STAGES:-lint release debug tsan gate fuzz arm64 macos}"

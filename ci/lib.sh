@@ -1,0 +1,32 @@
+# shellcheck shell=bash
+# lib.sh -- what the build scripts in ci/ share. Sourced, not run.
+# jobs, generator and werror below are read by the scripts that source this file.
+# shellcheck disable=SC2034
+#
+# The scripts that configure CMake builds (test.sh, gate.sh, bench.sh) agree
+# on the job count, the generator and -Werror in CI; writing that once keeps
+# them building the same way.
+
+# gb_require SCRIPT GROUPS TOOL...: stops, naming the install-deps groups,
+# unless every tool is on PATH.
+gb_require() {
+    local script="$1" groups="$2" tool
+    shift 2
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null 2>&1 || {
+            echo "$script: $tool not found; run: ci/install-deps.sh $groups" >&2
+            exit 1
+        }
+    done
+}
+
+# The build settings: parallel jobs, Ninja when present, -Werror under CI.
+jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
+generator=()
+if command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja)
+fi
+werror=()
+if [[ -n "${CI:-}" ]]; then
+    werror=(-DGB_WERROR=ON)
+fi
