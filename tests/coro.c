@@ -4,6 +4,9 @@
 #include "scenarios.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void check_all_given_back(void)
@@ -368,6 +371,106 @@ GB_TEST(a_stack_overflow_names_itself)
 {
     GBT_SKIP_IF(GBT_SANITIZED, "ASan reports stack overflows itself");
     gbt_expect_death(overflow, "coroutine stack overflow");
+}
+
+/* Signal stacks. The overflow report needs one per thread; a thread that
+ * has its own (the application's, or a sanitizer's: ASan gives every thread
+ * one) must keep it, and one whose stack was too small for the report gets
+ * its own back at exit, or its owner could never free it. What is in force
+ * at exit is read by a key destructor that runs a second round, after the
+ * runtime's (which runs in the first). */
+static pthread_key_t late_key;
+static stack_t at_exit_stack, before_own;
+
+static void read_at_exit(void *arg)
+{
+    uintptr_t round = (uintptr_t)arg;
+    if (round == 1) {
+        pthread_setspecific(late_key, (void *)(uintptr_t)2);
+        return;
+    }
+    sigaltstack(NULL, &at_exit_stack);
+    /* A well-behaved owner puts back what it replaced (under ASan, the
+     * sanitizer's own signal stack, which it unmaps after this). */
+    sigaltstack(&before_own, NULL);
+}
+
+typedef struct {
+    size_t own_size;
+    void *own;
+    stack_t while_running;
+} altstack_case;
+
+static void yield_once(void *arg)
+{
+    (void)arg;
+    gb_coro_yield();
+}
+
+static void *altstack_thread(void *arg)
+{
+    altstack_case *k = arg;
+    pthread_setspecific(late_key, (void *)(uintptr_t)1);
+    stack_t own;
+    memset(&own, 0, sizeof own);
+    own.ss_sp = k->own = malloc(k->own_size);
+    own.ss_size = k->own_size;
+    if (sigaltstack(&own, &before_own) != 0)
+        return NULL;
+    gb_coro *c = gb_coro_new(yield_once, NULL, 0);
+    gb_coro_resume(c);
+    sigaltstack(NULL, &k->while_running);
+    gb_coro_resume(c);
+    gb_coro_free(c);
+    return NULL;
+}
+
+static altstack_case run_altstack_thread(size_t own_size)
+{
+    altstack_case k = {.own_size = own_size};
+    memset(&at_exit_stack, 0, sizeof at_exit_stack);
+    CHECK_EQ(pthread_key_create(&late_key, read_at_exit), 0);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, altstack_thread, &k), 0);
+    pthread_join(t, NULL);
+    pthread_key_delete(late_key);
+    return k;
+}
+
+GB_TEST(a_threads_own_signal_stack_is_kept)
+{
+    altstack_case k = run_altstack_thread(64 * 1024);
+    CHECK(k.while_running.ss_sp == k.own);
+    CHECK(at_exit_stack.ss_sp == k.own);
+    CHECK(!(at_exit_stack.ss_flags & SS_DISABLE));
+    free(k.own);
+}
+
+GB_TEST(a_signal_stack_too_small_is_replaced_and_put_back_at_exit)
+{
+    altstack_case k = run_altstack_thread(8 * 1024);
+    CHECK(k.while_running.ss_sp != k.own);
+    CHECK(k.while_running.ss_size >= 16 * 1024);
+    CHECK(at_exit_stack.ss_sp == k.own);
+    CHECK_EQ(at_exit_stack.ss_size, (size_t)8 * 1024);
+    free(k.own);
+}
+
+static void overflow_on_own_altstack(void)
+{
+    stack_t own;
+    memset(&own, 0, sizeof own);
+    own.ss_size = 32 * 1024;
+    own.ss_sp = malloc(own.ss_size);
+    if (sigaltstack(&own, NULL) != 0)
+        return;
+    overflow();
+}
+
+GB_TEST(a_stack_overflow_is_named_on_the_threads_own_signal_stack)
+{
+    GBT_SKIP_IF(GBT_SANITIZED, "ASan reports stack overflows itself");
+    gbt_expect_death(overflow_on_own_altstack, "coroutine stack overflow");
 }
 
 /* The guard page cannot be made and the mapping cannot be unmapped either

@@ -45,9 +45,66 @@ static void overflow_handler(int sig, siginfo_t *si, void *uctx)
 }
 
 /* The handler runs on an alternate stack: on the overflowing stack itself
- * there is no room left to run anything. Each thread that makes coroutines
- * gets one (not counted in the stats: it lives as long as the thread, and
- * goes with it). */
+ * there is no room left to run anything. It needs little (a write and an
+ * abort), so a signal stack the thread already has is used if it holds
+ * ALTSTACK_MIN; a sanitizer or the application installed it and will take
+ * it off itself. Otherwise the thread gets one of ours (not counted in the
+ * stats: it lives as long as the thread), and at thread exit the stack it
+ * replaced is put back. */
+#define ALTSTACK_MIN (16 * GB__KIB)
+#define ALTSTACK_SIZE (64 * GB__KIB)
+
+static void install_altstack(gb__thread *t)
+{
+    t->altstack_checked = true;
+    stack_t cur;
+    memset(&cur, 0, sizeof cur);
+    if (sigaltstack(NULL, &cur) != 0)
+        return;
+    if (!(cur.ss_flags & SS_DISABLE) && cur.ss_size >= ALTSTACK_MIN)
+        return; /* usable as it is */
+    stack_t ss;
+    memset(&ss, 0, sizeof ss);
+    ss.ss_size = ALTSTACK_SIZE;
+    ss.ss_sp = malloc(ss.ss_size);
+    if (!ss.ss_sp)
+        return; /* an overflow will then be reported as a plain SIGSEGV */
+    if (sigaltstack(&ss, NULL) != 0) {
+        free(ss.ss_sp);
+        return;
+    }
+    t->altstack = ss.ss_sp;
+    t->altstack_prev_sp = cur.ss_sp;
+    t->altstack_prev_size = cur.ss_size;
+    t->altstack_prev_flags = cur.ss_flags & SS_DISABLE;
+    gb__thread_cleanup_at_exit(t);
+}
+
+void gb__altstack_release(gb__thread *t)
+{
+    if (!t->altstack)
+        return;
+    stack_t cur, prev;
+    memset(&cur, 0, sizeof cur);
+    memset(&prev, 0, sizeof prev);
+    prev.ss_sp = t->altstack_prev_sp;
+    prev.ss_size = t->altstack_prev_size;
+    prev.ss_flags = t->altstack_prev_flags;
+    /* Only if ours is still the one in force: a stack installed after ours
+     * belongs to someone else, and ours is simply no longer used. */
+    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == t->altstack &&
+        !(cur.ss_flags & SS_ONSTACK)) {
+        if (sigaltstack(&prev, NULL) != 0) {
+            stack_t off;
+            memset(&off, 0, sizeof off);
+            off.ss_flags = SS_DISABLE;
+            sigaltstack(&off, NULL);
+        }
+    }
+    free(t->altstack);
+    t->altstack = NULL;
+}
+
 static void install_overflow_handler(gb__thread *t)
 {
     int expected = 0;
@@ -60,17 +117,8 @@ static void install_overflow_handler(gb__thread *t)
         sigaction(SIGSEGV, &sa, &old_segv);
         sigaction(SIGBUS, &sa, &old_bus);
     }
-    if (!t->altstack) {
-        stack_t ss;
-        memset(&ss, 0, sizeof ss);
-        ss.ss_size = 64 * GB__KIB;
-        ss.ss_sp = malloc(ss.ss_size);
-        if (ss.ss_sp && sigaltstack(&ss, NULL) == 0)
-            t->altstack = ss.ss_sp;
-        else
-            free(ss.ss_sp);
-        gb__thread_cleanup_at_exit(t);
-    }
+    if (!t->altstack_checked)
+        install_altstack(t);
 }
 
 /* ------------------------------------------------------------ coroutines */

@@ -254,7 +254,16 @@ typedef struct gb__thread {
     void *asan_fake_main;
     gb__stack_pool *pool;
     gb__cache cache;
-    void *altstack; /* this thread's signal stack, kept for its life */
+    /* The signal stack the overflow report runs on. A thread that already
+     * had a usable one (the application's, a sanitizer's) keeps it and
+     * altstack stays NULL; otherwise altstack is ours, installed over
+     * altstack_prev, which is put back at thread exit (replacing a stack and
+     * only disabling ours would orphan the previous owner's). */
+    void *altstack;
+    void *altstack_prev_sp;
+    size_t altstack_prev_size;
+    int altstack_prev_flags;
+    bool altstack_checked;
 } gb__thread;
 
 /* This thread's state. initial-exec TLS: one load from the thread pointer,
@@ -328,6 +337,9 @@ void gb__stack_pool_trim(gb__thread *t);
 /* Gives t's stack pool, block cache and signal stack back when the thread
  * exits. */
 void gb__thread_cleanup_at_exit(gb__thread *t);
+/* Takes this thread's signal stack off if it is ours, putting back the one
+ * it replaced (coro.c; called at thread exit). */
+void gb__altstack_release(gb__thread *t);
 
 /* Gives the thread's cached blocks back to the OS (chunk.c). */
 void gb__chunk_cache_flush(gb__thread *t);

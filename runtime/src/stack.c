@@ -14,7 +14,6 @@
 #include "tools.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,12 +48,7 @@ static void thread_at_exit(void *arg)
         gb__stack_pool_trim(t);
     }
     gb__chunk_cache_flush(t);
-    if (t->altstack) {
-        stack_t off = {.ss_flags = SS_DISABLE};
-        sigaltstack(&off, NULL);
-        free(t->altstack);
-        t->altstack = NULL;
-    }
+    gb__altstack_release(t);
 }
 
 static void exit_key_make(void)
@@ -76,6 +70,7 @@ static gb__stack_pool *pool_of(gb__thread *t)
         if (!t->pool)
             gb__die("out of memory: no stack pool (%zu bytes)", sizeof *t->pool);
         GB__ADD(bytes_meta, sizeof *t->pool);
+        gb__thread_cleanup_at_exit(t);
     }
     return t->pool;
 }
