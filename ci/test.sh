@@ -3,7 +3,7 @@
 #
 # One script so that a developer, `.ci/run` and GitHub Actions run the same
 # steps: the linters, the release build's tests, the same tests under ASan
-# and UBSan, the threaded tests under TSan, the kill matrix (ci/gate.sh), a
+# and UBSan, the thread and coroutine tests under TSan, the kill matrix (ci/gate.sh), a
 # short run of both fuzzing engines with the fuzzer's teeth,
 # the arm64 build under qemu-user and the macOS cross build where this
 # machine can do them. Each stage prints its ctest

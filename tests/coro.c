@@ -242,6 +242,7 @@ GB_TEST(pin_work_grows_linearly_with_retirements)
 
 GB_TEST(ten_thousand_suspended_coroutines_fit_the_mapping_budget)
 {
+    GBT_SKIP_IF(GBT_TSAN, "TSan allows 8,128 threads and fibers at once");
     enum { N = 10000 };
     static gb_coro *c[N];
     for (int i = 0; i < N; i++) {

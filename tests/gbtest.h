@@ -26,6 +26,19 @@
 #define GBT_SANITIZED 0
 #endif
 
+/* GBT_TSAN is 1 under ThreadSanitizer, which counts every coroutine (a
+ * fiber) as a thread and allows 8,128 at once in gcc 12's runtime. */
+#if defined(__SANITIZE_THREAD__)
+#define GBT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GBT_TSAN 1
+#endif
+#endif
+#ifndef GBT_TSAN
+#define GBT_TSAN 0
+#endif
+
 /* True when the test runs under an emulator (qemu-user), whose own memory
  * is in the resident size the OS reports. */
 #define GBT_EMULATED (getenv("GBT_EMULATED") != NULL)

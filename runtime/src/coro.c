@@ -129,13 +129,14 @@ static void check_thread(const gb_coro *c, const char *who)
         gb__die("%s: coroutine %p belongs to another thread", who, (const void *)c);
 }
 
-/* Switches from the running context to `to`, whose saved sp is to_sp. */
-static void switch_to(gb__thread *t, void **from_sp, void **from_fake, void *to_sp,
-                      const void *to_lo, size_t to_size)
+/* Switches from the running context to `to`, whose saved sp is to_sp and
+ * whose TSan fiber is to_fiber. */
+static void switch_to(void **from_sp, void **from_fake, void *to_sp, const void *to_lo,
+                      size_t to_size, void *to_fiber)
 {
     gb__asan_start(from_fake, to_lo, to_size);
+    gb__tsan_switch(to_fiber);
     gb__switch(from_sp, to_sp);
-    (void)t;
 }
 
 /* Pops and leaves every region still on c's stack, innermost first. */
@@ -166,6 +167,7 @@ static void coro_main(void *arg)
     /* The last switch out: a NULL fake-stack slot tells ASan this stack's
      * fake frames die here. */
     gb__asan_start(NULL, c->caller_lo, c->caller_size);
+    gb__tsan_switch(c->tsan_caller);
     gb__switch(&c->sp, to);
     gb__die("internal error: a finished coroutine was resumed");
 }
@@ -192,6 +194,7 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
     c->status = GB_CORO_SUSPENDED;
     gb__stack_get(c, size);
     c->vg_id = gb__vg_register(c->stack_lo, c->stack_hi);
+    c->tsan_fiber = gb__tsan_create();
     c->sp = gb__switch_init(c->stack_hi, coro_main, c);
     gb__coro_frozen_push(t, c);
     return c;
@@ -218,8 +221,9 @@ bool gb_coro_resume(gb_coro *c)
     c->status = GB_CORO_RUNNING;
     t->cur_coro = c;
     t->cur = &c->rstack;
-    switch_to(t, me ? &me->sp : &t->main_sp, me ? &me->asan_fake : &t->asan_fake_main, c->sp,
-              c->stack_lo, (size_t)(c->stack_hi - c->stack_lo));
+    c->tsan_caller = gb__tsan_current();
+    switch_to(me ? &me->sp : &t->main_sp, me ? &me->asan_fake : &t->asan_fake_main, c->sp,
+              c->stack_lo, (size_t)(c->stack_hi - c->stack_lo), c->tsan_fiber);
     /* Back: c yielded or finished. */
     gb__asan_finish(me ? me->asan_fake : t->asan_fake_main, NULL, NULL);
     t->cur_coro = me;
@@ -246,7 +250,7 @@ void gb_coro_yield(void)
     c->status = GB_CORO_SUSPENDED;
     gb__coro_frozen_push(t, c);
     void *to = c->caller ? c->caller->sp : t->main_sp;
-    switch_to(t, &c->sp, &c->asan_fake, to, c->caller_lo, c->caller_size);
+    switch_to(&c->sp, &c->asan_fake, to, c->caller_lo, c->caller_size, c->tsan_caller);
     /* Resumed: gb_coro_resume has set the thread's state. */
     gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);
 }
@@ -266,6 +270,7 @@ void gb_coro_free(gb_coro *c)
      * counts as a pinner. */
     leave_all(c);
     gb__vg_deregister(c->vg_id);
+    gb__tsan_destroy(c->tsan_fiber);
     gb__stack_put(c);
     free(c->summary);
     GB__SUB(bytes_meta, sizeof *c + c->summary_cap * sizeof *c->summary);

@@ -327,6 +327,7 @@ struct gb_coro {
     const void *caller_lo;
     size_t caller_size;
     unsigned vg_id;
+    void *tsan_fiber, *tsan_caller; /* under TSan: its fiber, its resumer's */
 };
 
 /* Stacks (stack.c): a mapping with a PROT_NONE guard below, counted as two

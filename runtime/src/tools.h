@@ -1,11 +1,15 @@
-/* tools.h -- telling AddressSanitizer and Valgrind about stack switches.
+/* tools.h -- telling AddressSanitizer, ThreadSanitizer and Valgrind about
+ * stack switches.
  *
- * Both tools track one stack per thread; a coroutine switch moves the stack
+ * Each tool tracks one stack per thread; a coroutine switch moves the stack
  * pointer to memory they think is the heap. ASan must be told at every
  * switch (the fiber-switch annotations), or it reports false errors and
- * loses its fake stacks; Valgrind must know each stack's range, or Memcheck
- * takes every switch for a wild stack access. Without either tool these
- * are empty.
+ * loses its fake stacks; TSan keeps a shadow call stack per thread, which a
+ * coroutine that is dropped without finishing would leave frames on for
+ * good (its CHECK on a 64K-frame trace stops the process), so each
+ * coroutine is a TSan fiber of its own; Valgrind must know each stack's
+ * range, or Memcheck takes every switch for a wild stack access. Without
+ * the tools these are empty.
  */
 #ifndef GB_TOOLS_H
 #define GB_TOOLS_H
@@ -34,6 +38,29 @@
 #define gb__asan_finish(fake, lo, size) ((void)(fake), (void)(lo), (void)(size))
 #define gb__asan_unpoison(p, n) ((void)(p), (void)(n))
 #define gb__asan_poison(p, n) ((void)(p), (void)(n))
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define GB__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GB__TSAN 1
+#endif
+#endif
+
+/* TSan: a fiber per coroutine; the switch to it is announced right before
+ * the stack switch, with no code that TSan instruments in between. */
+#if defined(GB__TSAN)
+#include <sanitizer/tsan_interface.h>
+#define gb__tsan_current() __tsan_get_current_fiber()
+#define gb__tsan_create() __tsan_create_fiber(0)
+#define gb__tsan_destroy(f) __tsan_destroy_fiber(f)
+#define gb__tsan_switch(f) __tsan_switch_to_fiber((f), 0)
+#else
+#define gb__tsan_current() ((void *)0)
+#define gb__tsan_create() ((void *)0)
+#define gb__tsan_destroy(f) ((void)(f))
+#define gb__tsan_switch(f) ((void)(f))
 #endif
 
 #if defined(__has_include)
