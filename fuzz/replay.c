@@ -10,7 +10,16 @@
  * sanitizer stops the process; this program then names the input, so the
  * failure can be replayed alone.
  *
- * Usage: fuzz_runtime_replay FILE_OR_DIR...
+ * The runtime's counters come back to zero after every input, but they
+ * only see what the runtime counts. REPLAY_PASSES=N runs the inputs N times
+ * in this one process, and with REPLAY_MAX_GROWTH_KIB=K the process's
+ * mapped address space may grow by at most K KiB from the end of the first
+ * pass to the end of the last: memory kept per input that no counter sees
+ * (a thread's signal stack orphaned at every thread exit was one) shows as
+ * steady growth, as it would over a long fuzzing run. Linux only (it reads
+ * /proc/self/statm).
+ *
+ * Usage: [REPLAY_PASSES=N [REPLAY_MAX_GROWTH_KIB=K]] fuzz_runtime_replay FILE_OR_DIR...
  */
 #include <dirent.h>
 #include <signal.h>
@@ -148,6 +157,48 @@ static unsigned char *slurp(const char *path, size_t *size)
     return buf;
 }
 
+static size_t env_size(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end || n == 0) {
+        fprintf(stderr, "replay: %s=%s: a positive whole number is needed\n", name, v);
+        exit(2);
+    }
+    return (size_t)n;
+}
+
+/* The process's mapped address space in KiB (VmSize). */
+static size_t address_space_kib(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (!f || fscanf(f, "%lu", &pages) != 1) {
+        fprintf(stderr, "replay: cannot read /proc/self/statm: the growth check needs Linux\n");
+        exit(2);
+    }
+    fclose(f);
+    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE) / 1024;
+}
+
+static size_t run_pass(void)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < npaths; i++) {
+        size_t n;
+        unsigned char *data = slurp(paths[i], &n);
+        current = paths[i];
+        LLVMFuzzerTestOneInput(data, n);
+        current = NULL;
+        total += n;
+        free(data);
+    }
+    return total;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -165,18 +216,32 @@ int main(int argc, char **argv)
 #if defined(REPLAY_DEATH_CALLBACK)
     __sanitizer_set_death_callback(say_which);
 #endif
-    size_t total = 0;
-    for (size_t i = 0; i < npaths; i++) {
-        size_t n;
-        unsigned char *data = slurp(paths[i], &n);
-        current = paths[i];
-        LLVMFuzzerTestOneInput(data, n);
-        current = NULL;
-        total += n;
-        free(data);
+    size_t passes = env_size("REPLAY_PASSES", 1);
+    size_t max_growth = env_size("REPLAY_MAX_GROWTH_KIB", SIZE_MAX);
+    size_t total = run_pass();
+    size_t first = max_growth != SIZE_MAX ? address_space_kib() : 0;
+    for (size_t p = 1; p < passes; p++)
+        run_pass();
+    for (size_t i = 0; i < npaths; i++)
         free(paths[i]);
-    }
     free(paths);
-    printf("replay: %zu inputs (%zu bytes) ran clean\n", npaths, total);
+    printf("replay: %zu inputs (%zu bytes) ran clean", npaths, total);
+    if (passes > 1)
+        printf(", %zu passes", passes);
+    printf("\n");
+    if (max_growth != SIZE_MAX) {
+        size_t last = address_space_kib();
+        size_t grew = last > first ? last - first : 0;
+        printf("replay: address space %zu KiB after the first pass, %zu KiB after the last: "
+               "grew %zu KiB (at most %zu)\n",
+               first, last, grew, max_growth);
+        if (grew > max_growth) {
+            fprintf(stderr,
+                    "replay: FAILED: the process grew %zu KiB over %zu passes of the same inputs, "
+                    "though the runtime's counters were zero after each (at most %zu KiB allowed)\n",
+                    grew, passes - 1, max_growth);
+            return 1;
+        }
+    }
     return 0;
 }
