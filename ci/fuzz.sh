@@ -178,7 +178,7 @@ repro() {   # repro ENV FILE
 failures=0
 
 run_libfuzzer() {
-    local bin i name env pids=() dir rc execs rate units found
+    local bin i name env pids=() dir rc execs rate units found rss
     bin="$lf_dir/$(target_of libfuzzer "$variant")"
     log "libFuzzer: $jobs process(es) for ${seconds}s on the $variant runtime"
     for ((i = 0; i < jobs; i++)); do
@@ -200,6 +200,10 @@ run_libfuzzer() {
         dir="$runs/libfuzzer-$i-$name"
         execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -n 1)"
         rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log" | tail -n 1)"
+        # The peak resident size shows a process that grows per execution
+        # (memory kept across inputs that no counter sees) before it meets
+        # libFuzzer's -rss_limit_mb.
+        rss="$(sed -n 's/^stat::peak_rss_mb: *//p' "$dir/log" | tail -n 1)"
         units="$(find "$dir/corpus" -type f | wc -l | tr -d ' ')"
         found="$(find "$dir/artifacts" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | sort)"
         if [[ -n "$found" || "$rc" -ne 0 ]]; then
@@ -209,7 +213,7 @@ run_libfuzzer() {
             local f
             for f in $found; do repro "$(config_env "$i")" "$f"; done
         else
-            log "libFuzzer [$name]: clean: ${execs:-?} executions, ${rate:-?} exec/s, $units new inputs"
+            log "libFuzzer [$name]: clean: ${execs:-?} executions, ${rate:-?} exec/s, $units new inputs, peak rss ${rss:-?} MB"
         fi
     done
 }
