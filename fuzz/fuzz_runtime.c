@@ -1034,16 +1034,24 @@ static int pick_map(void)
     return n ? cand[pick((size_t)n)] : -1;
 }
 
+/* A container's garbage (bytes its storage left behind in the region)
+ * never goes down, and once compacted it keeps its arena: what a vec or a
+ * map reports of itself is checked against what it reported before. */
+static void container_observe(const char *what, const void *h, size_t garbage, bool arena,
+                              size_t *seen_garbage, bool *seen_arena)
+{
+    if (garbage < *seen_garbage)
+        fail("%s %p garbage went down from %zu to %zu bytes", what, h, *seen_garbage, garbage);
+    *seen_garbage = garbage;
+    if (*seen_arena && !arena)
+        fail("%s %p lost its arena", what, h);
+    *seen_arena = arena;
+}
+
 static void vec_observe(fz_vec *m)
 {
-    size_t g = gb_vec_garbage_bytes(m->h);
-    if (g < m->garbage)
-        fail("vec %p garbage went down from %zu to %zu bytes", (void *)m->h, m->garbage, g);
-    m->garbage = g;
-    bool arena = gb_vec_arena_bytes(m->h) != 0;
-    if (m->arena && !arena)
-        fail("vec %p lost its arena", (void *)m->h);
-    m->arena = arena;
+    container_observe("vec", (const void *)m->h, gb_vec_garbage_bytes(m->h),
+                      gb_vec_arena_bytes(m->h) != 0, &m->garbage, &m->arena);
 }
 
 static void op_vec_push(unsigned v)
@@ -1132,14 +1140,8 @@ static void op_map_new(void)
 
 static void map_observe(fz_map *m)
 {
-    size_t g = gb_map_garbage_bytes(m->h);
-    if (g < m->garbage)
-        fail("map %p garbage went down from %zu to %zu bytes", (void *)m->h, m->garbage, g);
-    m->garbage = g;
-    bool arena = gb_map_arena_bytes(m->h) != 0;
-    if (m->arena && !arena)
-        fail("map %p lost its arena", (void *)m->h);
-    m->arena = arena;
+    container_observe("map", (const void *)m->h, gb_map_garbage_bytes(m->h),
+                      gb_map_arena_bytes(m->h) != 0, &m->garbage, &m->arena);
 }
 
 static void op_map_put(unsigned v)
