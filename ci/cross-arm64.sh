@@ -14,14 +14,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-for tool in aarch64-linux-gnu-gcc qemu-aarch64 cmake ctest; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "cross-arm64.sh: $tool not found; run: ci/install-deps.sh base cross-arm64" >&2
-        exit 1
-    fi
-done
-
-jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
+# shellcheck source=ci/lib.sh
+source "$root/ci/lib.sh"
+gb_require cross-arm64.sh "base cross-arm64" aarch64-linux-gnu-gcc qemu-aarch64 cmake ctest
 
 cmake -S . -B build/arm64 \
     -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/aarch64-linux-gnu.cmake" "$@"

@@ -14,17 +14,13 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-for tool in cmake file; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "cross-macos.sh: $tool not found; run: ci/install-deps.sh base cross-macos" >&2
-        exit 1
-    fi
-done
+# shellcheck source=ci/lib.sh
+source "$root/ci/lib.sh"
+gb_require cross-macos.sh "base cross-macos" cmake file
 
 zig="$("$root/ci/zig.sh")"
 echo "cross-macos.sh: using $zig ($("$zig" version))"
 
-jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
 status=0
 
 for arch in arm64 x86_64; do

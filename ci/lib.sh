@@ -5,7 +5,9 @@
 #
 # The scripts that configure CMake builds (test.sh, gate.sh, bench.sh) agree
 # on the job count, the generator and -Werror in CI; writing that once keeps
-# them building the same way.
+# them building the same way. The cross builds take the job count and the
+# missing-tool check from here too (their toolchain files choose the rest);
+# fuzz.sh counts its engine processes, FUZZ_JOBS, on its own.
 
 # gb_require SCRIPT GROUPS TOOL...: stops, naming the install-deps groups,
 # unless every tool is on PATH.
