@@ -91,9 +91,11 @@ void gb__altstack_release(gb__thread *t)
     prev.ss_size = t->altstack_prev_size;
     prev.ss_flags = t->altstack_prev_flags;
     /* Only if ours is still the one in force: a stack installed after ours
-     * belongs to someone else, and ours is simply no longer used. */
-    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == t->altstack &&
-        !(cur.ss_flags & SS_ONSTACK)) {
+     * belongs to someone else, and ours is simply no longer used. A thread
+     * that ends inside a handler running on ours keeps it (it is in use). */
+    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == t->altstack) {
+        if (cur.ss_flags & SS_ONSTACK)
+            return;
         if (sigaltstack(&prev, NULL) != 0) {
             stack_t off;
             memset(&off, 0, sizeof off);
