@@ -967,10 +967,24 @@ static void op_write(void)
     pattern(a->p + off, a->shadow + off, len, pay64());
 }
 
-static void op_check(unsigned v)
+/* A vec or map whose handle is readable, chosen by the input: its index if
+ * a vec, MAX_VECS + its index if a map; -1 if there is none. */
+static int pick_container(void)
 {
     int n = 0;
+    for (int i = 0; i < S.nvecs; i++)
+        if (S.vec[i].struct_ok)
+            cand[n++] = i;
+    for (int i = 0; i < S.nmaps; i++)
+        if (S.map[i].ok)
+            cand[n++] = MAX_VECS + i;
+    return n ? cand[pick((size_t)n)] : -1;
+}
+
+static void op_check(unsigned v)
+{
     if (v < 4) {
+        int n = 0;
         for (int i = 0; i < S.nallocs; i++)
             if (S.alloc[i].alive)
                 cand[n++] = i;
@@ -978,15 +992,9 @@ static void op_check(unsigned v)
             check_alloc_full(&S.alloc[cand[pick((size_t)n)]]);
         return;
     }
-    for (int i = 0; i < S.nvecs; i++)
-        if (S.vec[i].struct_ok)
-            cand[n++] = i;
-    for (int i = 0; i < S.nmaps; i++)
-        if (S.map[i].ok)
-            cand[n++] = MAX_VECS + i;
-    if (!n)
+    int c = pick_container();
+    if (c < 0)
         return;
-    int c = cand[pick((size_t)n)];
     if (c < MAX_VECS)
         check_vec(&S.vec[c], true);
     else
@@ -1310,15 +1318,9 @@ static void op_capture(unsigned v)
         s.off = a->n ? ch16() % a->n : 0;
         s.value = (uintptr_t)(a->p + s.off);
     } else if (v < 6) {
-        for (int i = 0; i < S.nvecs; i++)
-            if (S.vec[i].struct_ok)
-                cand[n++] = i;
-        for (int i = 0; i < S.nmaps; i++)
-            if (S.map[i].ok)
-                cand[n++] = MAX_VECS + i;
-        if (!n)
+        int t = pick_container();
+        if (t < 0)
             return;
-        int t = cand[pick((size_t)n)];
         s.kind = t < MAX_VECS ? S_VEC : S_MAP;
         s.target = t < MAX_VECS ? t : t - MAX_VECS;
         s.value = t < MAX_VECS ? (uintptr_t)S.vec[t].h : (uintptr_t)S.map[s.target].h;
