@@ -475,14 +475,22 @@ static int slot_region(const fz_slot *s)
     }
 }
 
+/* The coroutine running now (not one waiting on another), or -2. */
+static int running_coro(void)
+{
+    return S.cur != MAIN && S.coro[S.cur].st == C_RUNNING ? S.cur : -2;
+}
+
 /* 2: a frozen stack points into region r's blocks; 1: only into a vec
- * arena of r; 0: nothing pins r. */
-static int pins_of(int r)
+ * arena of r; 0: nothing pins r. With `running`, the running coroutine's
+ * stack counts too: the runtime reads its live stack when it tries a
+ * retired region again (pin.c gb__pin_try), though not at the leave. */
+static int pins_of(int r, bool running)
 {
     int found = 0;
     for (int i = 0; i < S.ncoros; i++) {
         const fz_coro *c = &S.coro[i];
-        if (!frozen(c))
+        if (!frozen(c) && !(running && i == running_coro()))
             continue;
         for (int k = 0; k < HOLD; k++) {
             const fz_slot *s = &c->slot[k];
@@ -529,7 +537,14 @@ static void retry_point(void)
         fz_region *R = &S.region[r];
         if (R->st != R_JUST_LEFT && R->st != R_LEFT_FULL && R->st != R_LEFT_ARENA)
             continue;
-        int p = pins_of(r);
+        /* A region left by this operation is judged by the frozen stacks
+         * alone; one retired before, by the running coroutine's stack as
+         * well, which the runtime reads when it tries the region again: a
+         * coroutine that pinned it may have been resumed and still hold
+         * the pointer. (The runtime may keep a region longer, while the
+         * coroutine it recorded as the witness runs; the model then no
+         * longer reads it.) */
+        int p = pins_of(r, R->st != R_JUST_LEFT);
         if (p == 2 && R->st != R_LEFT_ARENA) {
             R->fresh = R->st == R_JUST_LEFT;
             R->st = R_LEFT_FULL;
@@ -1255,10 +1270,15 @@ static void op_resume(void)
     c->st = C_RUNNING;
     S.cur = c->idx;
     bool yielded = gb_coro_resume(c->h);
-    S.cur = prev;
+    /* Back, the runtime has tried retired regions before the resumer
+     * thaws, with c and the resumer both frozen: judge them so too, with
+     * the model's running context set back only afterwards. */
     if (yielded) {
         if (c->st != C_SUSPENDED)
             fail("coroutine %d: gb_coro_resume returned true but it did not yield", c->idx);
+        retry_point();
+        S.cur = prev;
+        check_pinned_full();
         return;
     }
     if (c->st != C_RUNNING || !c->finish)
@@ -1266,6 +1286,7 @@ static void op_resume(void)
     c->st = C_FINISHED;
     left_all(c->idx);
     retry_point();
+    S.cur = prev;
     check_pinned_full();
 }
 

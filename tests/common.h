@@ -32,6 +32,7 @@ static inline void gbt_check_all_given_back(void)
     CHECK_EQ(s.stacks_pooled, 0);
     CHECK_EQ(s.slabs, 0);
     CHECK_EQ(s.bytes_small, 0);
+    CHECK_EQ(s.bytes_small_dirty, 0);
 }
 
 #endif

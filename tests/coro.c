@@ -512,3 +512,231 @@ GB_TEST(a_stack_whose_guard_and_unmap_fail_loses_nothing)
     check_all_given_back(); /* the sweep retries the pending unmap */
     CHECK_EQ(gbt_stats().unmaps_pending, 0);
 }
+
+/* ------------------------------------------ a running witness keeps it
+ *
+ * A coroutine pins a retired region (it is the region's witness), is
+ * resumed, and while it runs something retries retired regions. No scan
+ * sees a running coroutine's live frames, so the region must stay until
+ * it has frozen again without the pointer or finished (pin.c gb__pin_try).
+ * The region spans several mapped blocks, the block cache is off, and
+ * fresh regions of the same sizes are written before the read, so a
+ * region freed too early faults or reads back another pattern. */
+enum { WIT_BLOCKS = 6, WIT_BLOCK = 512 * 1024 };
+#define WIT_KEY ((uintptr_t)0x3c3c3c3c3c3c3c3cull)
+
+typedef struct witness_case {
+    void (*trigger)(struct witness_case *);
+    void (*before_leave)(struct witness_case *); /* optional: after the witness yields */
+    uintptr_t enc;          /* the region's table of blocks, encoded */
+    size_t retired_before;  /* regions_retired when the witness resumed */
+    size_t retired_after;   /* and right after the trigger */
+    uint64_t sweeps_before, sweeps_after;
+    bool read_back;         /* every byte checked */
+    gb_coro *free_later;    /* a coroutine the trigger made, freed at the end */
+} witness_case;
+
+static unsigned char witness_pattern(size_t b, size_t i)
+{
+    return (unsigned char)(i * 13 + b * 101 + 1);
+}
+
+static void witness_init(unsigned stress)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.cache_bytes = GB_CACHE_OFF;
+    o.stress = stress;
+    gb_init(&o);
+}
+
+/* Regions as large as the witnessed one, entered, written and left: they
+ * take the same addresses if the witnessed one was given back. */
+static void witness_clobber(void)
+{
+    gb_region *q = gb_enter();
+    for (int b = 0; b < WIT_BLOCKS; b++)
+        memset(gb_alloc(WIT_BLOCK), 0xee, WIT_BLOCK);
+    gb_leave(q);
+}
+
+static void witness_body(void *arg)
+{
+    witness_case *wc = arg;
+    /* The only plain copy of the pointer: this frame (volatile keeps it in
+     * a stack slot across the yield and the trigger). */
+    unsigned char **volatile tab = (unsigned char **)(wc->enc ^ WIT_KEY);
+    gb_coro_yield(); /* the thread leaves the region: this frame pins it */
+    gb_stats s = gbt_stats();
+    wc->retired_before = s.regions_retired;
+    wc->sweeps_before = s.sweeps;
+    wc->trigger(wc);
+    s = gbt_stats();
+    wc->retired_after = s.regions_retired;
+    wc->sweeps_after = s.sweeps;
+    witness_clobber();
+    for (size_t b = 0; b < WIT_BLOCKS; b++) {
+        const unsigned char *p = tab[b];
+        for (size_t i = 0; i < WIT_BLOCK; i++)
+            if (p[i] != witness_pattern(b, i))
+                gbt_fail(__FILE__, __LINE__, "block %zu byte %zu: %u, not %u", b, i, p[i],
+                         witness_pattern(b, i));
+    }
+    wc->read_back = true;
+}
+
+/* The thread fills a region, a coroutine takes the pointer and yields, the
+ * thread leaves the region (retired, witnessed by the coroutine) and
+ * resumes it; the coroutine runs the trigger, then reads every byte and
+ * finishes, and only then may the region go. */
+static void run_witness_case_with(void (*trigger)(witness_case *),
+                                  void (*before_leave)(witness_case *))
+{
+    witness_case wc = {.trigger = trigger, .before_leave = before_leave};
+    gb_region *r = gb_enter();
+    unsigned char **tab = gb_alloc(WIT_BLOCKS * sizeof *tab);
+    for (size_t b = 0; b < WIT_BLOCKS; b++) {
+        tab[b] = gb_alloc(WIT_BLOCK);
+        for (size_t i = 0; i < WIT_BLOCK; i++)
+            tab[b][i] = witness_pattern(b, i);
+    }
+    CHECK(gbt_stats().blocks_live >= WIT_BLOCKS);
+    wc.enc = (uintptr_t)tab ^ WIT_KEY;
+    tab = NULL;
+    gb_coro *w = gb_coro_new(witness_body, &wc, 0);
+    CHECK(gb_coro_resume(w));
+    if (before_leave)
+        before_leave(&wc);
+    gb_leave(r);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.regions_retired, 1);
+    CHECK(s.bytes_retired >= WIT_BLOCKS * WIT_BLOCK);
+    CHECK(!gb_coro_resume(w)); /* the trigger, the read, the finish */
+    CHECK(wc.read_back);
+    gb_coro_free(wc.free_later);
+    CHECK_EQ(wc.retired_before, 1);
+    CHECK_EQ(wc.retired_after, 1);
+    /* It finished: nothing pins the region any more, and it went. */
+    CHECK_EQ(gbt_stats().regions_retired, 0);
+    gb_coro_free(w);
+    check_all_given_back();
+}
+
+static void run_witness_case(void (*trigger)(witness_case *))
+{
+    run_witness_case_with(trigger, NULL);
+}
+
+static void trigger_sweep(witness_case *wc)
+{
+    gb_sweep();
+    CHECK_EQ(gbt_stats().sweeps, wc->sweeps_before + 1);
+}
+
+GB_TEST(a_running_witness_keeps_its_region_through_a_sweep)
+{
+    witness_init(0);
+    run_witness_case(trigger_sweep);
+}
+
+static void trigger_safepoint(witness_case *wc)
+{
+    gb_safepoint(); /* stress 1: every safepoint sweeps */
+    CHECK_EQ(gbt_stats().sweeps, wc->sweeps_before + 1);
+}
+
+GB_TEST(a_running_witness_keeps_its_region_through_a_stress_safepoint)
+{
+    witness_init(1);
+    run_witness_case(trigger_safepoint);
+}
+
+static void trigger_leave(witness_case *wc)
+{
+    (void)wc;
+    uint64_t tries = gbt_stats().pin_tries + gbt_stats().pin_tries_skipped;
+    gb_region *q = gb_enter();
+    memset(gb_alloc(1 << 20), 0x11, 1 << 20);
+    gb_leave(q);
+    /* The leave asked about the retired region (tried or skipped). */
+    CHECK(gbt_stats().pin_tries + gbt_stats().pin_tries_skipped > tries);
+}
+
+GB_TEST(a_running_witness_keeps_its_region_through_a_leave)
+{
+    witness_init(0);
+    run_witness_case(trigger_leave);
+}
+
+static void finish_at_once(void *arg)
+{
+    (void)arg;
+}
+
+static void trigger_finish(witness_case *wc)
+{
+    (void)wc;
+    gb_coro *c = gb_coro_new(finish_at_once, NULL, 0);
+    CHECK(!gb_coro_resume(c)); /* it finished: retired regions are tried */
+    wc->free_later = c;        /* freeing is a trigger of its own */
+}
+
+GB_TEST(a_running_witness_keeps_its_region_when_one_it_resumed_finishes)
+{
+    witness_init(0);
+    run_witness_case(trigger_finish);
+}
+
+static void witness_other_yields_once(void *arg)
+{
+    (void)arg;
+    gb_coro_yield();
+}
+
+static void trigger_free(witness_case *wc)
+{
+    (void)wc;
+    gb_coro *c = gb_coro_new(witness_other_yields_once, NULL, 0);
+    CHECK(gb_coro_resume(c)); /* suspended, with a stack that has run */
+    gb_coro_free(c);          /* retired regions are tried */
+}
+
+GB_TEST(a_running_witness_keeps_its_region_when_it_frees_another)
+{
+    witness_init(0);
+    run_witness_case(trigger_free);
+}
+
+/* Two coroutines point into the region when it is left; the one frozen
+ * last is found first and recorded as the witness. The other one runs and
+ * frees the witness: the region is tried again while a coroutine that
+ * pinned it runs with the pointer in its live frame, and must stay. */
+static gb_coro *second_pinner;
+
+static void hold_table(void *arg)
+{
+    witness_case *wc = arg;
+    unsigned char **volatile tab = (unsigned char **)(wc->enc ^ WIT_KEY);
+    gb_coro_yield();
+    (void)tab;
+}
+
+static void pin_from_a_second_coroutine(witness_case *wc)
+{
+    second_pinner = gb_coro_new(hold_table, wc, 0);
+    CHECK(gb_coro_resume(second_pinner));
+}
+
+static void trigger_free_the_witness(witness_case *wc)
+{
+    (void)wc;
+    gb_coro_free(second_pinner); /* its witnessed region is tried now */
+    second_pinner = NULL;
+}
+
+GB_TEST(a_running_coroutine_keeps_a_region_it_pinned_when_another_was_the_witness)
+{
+    witness_init(0);
+    run_witness_case_with(trigger_free_the_witness, pin_from_a_second_coroutine);
+}

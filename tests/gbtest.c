@@ -49,7 +49,7 @@ int gbt_in_child(void (*fn)(void))
     return status;
 }
 
-void gbt_expect_death(void (*fn)(void), const char *message)
+int gbt_in_child_capturing(void (*fn)(void), char *out, size_t size)
 {
     int fds[2];
     if (pipe(fds) != 0) {
@@ -66,18 +66,24 @@ void gbt_expect_death(void (*fn)(void), const char *message)
         _exit(0);
     }
     close(fds[1]);
-    char out[4096];
     size_t len = 0;
     ssize_t n;
-    while ((n = read(fds[0], out + len, sizeof out - 1 - len)) > 0)
+    while (len + 1 < size && (n = read(fds[0], out + len, size - 1 - len)) > 0)
         len += (size_t)n;
     out[len] = 0;
     close(fds[0]);
     int status;
     waitpid(pid, &status, 0);
+    return status;
+}
+
+void gbt_expect_death(void (*fn)(void), const char *message)
+{
+    char out[4096];
+    int status = gbt_in_child_capturing(fn, out, sizeof out);
     if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT) {
         fprintf(stderr, "expected the child to abort, it %s %d; its stderr:\n%s\n",
-                WIFSIGNALED(status) ? "died of signal" : "exited with", 
+                WIFSIGNALED(status) ? "died of signal" : "exited with",
                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), out);
         exit(1);
     }

@@ -102,4 +102,8 @@ void gbt_expect_death(void (*fn)(void), const char *message);
  * (fn returning means exit 0); its stderr goes to the test's stderr. */
 int gbt_in_child(void (*fn)(void));
 
+/* Like gbt_in_child, with the child's stderr read into out (size bytes at
+ * most, NUL-terminated). */
+int gbt_in_child_capturing(void (*fn)(void), char *out, size_t size);
+
 #endif

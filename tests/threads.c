@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #define THREADS 8
 
@@ -113,4 +114,114 @@ GB_TEST(a_thread_that_made_coroutines_leaves_no_stacks_behind)
     CHECK_EQ(s.mappings, 0);
     CHECK_EQ(s.bytes_mapped, 0);
     CHECK_EQ(s.bytes_meta, 0);
+}
+
+/* ------------------------------------------ regions left at thread exit
+ *
+ * A thread that exits with regions entered on its own stack has them left
+ * at its exit, and says so on stderr. Each case runs in a child whose
+ * stderr is read back; the child's checks make it exit 1. */
+
+/* Runs fn in a child; returns its exit status and its stderr in out. */
+static int run_capturing_stderr(void (*fn)(void), char *out, size_t cap)
+{
+    int status = gbt_in_child_capturing(fn, out, cap);
+    fprintf(stderr, "the child said:\n%s", out);
+    return status;
+}
+
+static void *enter_two_and_exit(void *arg)
+{
+    (void)arg;
+    gb_enter();
+    memset(gb_alloc(100000), 1, 100000);
+    gb_enter();
+    memset(gb_alloc(3000), 2, 3000);
+    memset(gb_alloc(2 * 1024 * 1024), 3, 2 * 1024 * 1024);
+    return NULL;
+}
+
+static void exit_with_two_regions(void)
+{
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, enter_two_and_exit, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    gb_stats s;
+    gb_stats_get(&s);
+    CHECK_EQ(s.regions_live, 0);
+    CHECK_EQ(s.blocks_live, 0);
+    /* The thread's cache went with it; nothing else of it stays. */
+    CHECK_EQ(s.bytes_cached, 0);
+    CHECK_EQ(s.mappings_cached, 0);
+    gb_sweep();
+    gb_stats_get(&s);
+    CHECK_EQ(s.bytes_mapped, 0);
+    CHECK_EQ(s.bytes_heap, 0);
+    CHECK_EQ(s.bytes_meta, 0);
+    CHECK_EQ(s.mappings, 0);
+    CHECK_EQ(s.bytes_small, 0);
+    CHECK_EQ(s.slabs, 0);
+}
+
+GB_TEST(a_thread_that_exits_with_regions_entered_gives_them_back)
+{
+    char out[4096];
+    int status = run_capturing_stderr(exit_with_two_regions, out, sizeof out);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 0);
+    CHECK(strstr(out, "giveback: a thread exited with 2 regions entered; they were left at its "
+                      "exit") != NULL);
+}
+
+/* The thread leaves a region that its own suspended coroutine points into
+ * (retired), then exits without freeing the coroutine: the coroutine can
+ * never run again, so the region is freed at the exit. The coroutine
+ * itself and its stack stay (it was never freed). */
+static void hold_it(void *arg)
+{
+    void *volatile p = arg;
+    gb_coro_yield();
+    (void)p;
+}
+
+static void *retire_and_exit(void *arg)
+{
+    (void)arg;
+    gb_region *r = gb_enter();
+    void *p = gb_alloc(200000);
+    gb_coro *c = gb_coro_new(hold_it, p, 0);
+    gb_coro_resume(c);
+    gb_leave(r);
+    gb_stats s;
+    gb_stats_get(&s);
+    if (s.regions_retired != 1)
+        return (void *)1;
+    gb_enter(); /* and one left at the exit */
+    return NULL;
+}
+
+static void exit_with_a_retired_region(void)
+{
+    pthread_t t;
+    void *ret;
+    CHECK_EQ(pthread_create(&t, NULL, retire_and_exit, NULL), 0);
+    CHECK_EQ(pthread_join(t, &ret), 0);
+    CHECK(ret == NULL);
+    gb_stats s;
+    gb_stats_get(&s);
+    CHECK_EQ(s.regions_live, 0);
+    CHECK_EQ(s.regions_retired, 0);
+    CHECK_EQ(s.bytes_retired, 0);
+    CHECK_EQ(s.blocks_live, 0);
+    CHECK_EQ(s.coros_live, 1);
+}
+
+GB_TEST(a_thread_that_exits_frees_the_regions_its_coroutines_pinned)
+{
+    char out[4096];
+    int status = run_capturing_stderr(exit_with_a_retired_region, out, sizeof out);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 0);
+    CHECK(strstr(out, "giveback: a thread exited with 1 region entered; it was left at its exit") !=
+          NULL);
 }

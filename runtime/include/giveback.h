@@ -39,12 +39,15 @@ extern "C" {
 /* Where region blocks come from.
  *   GB_BLOCKS_MAP:  blocks of at least max(16 KiB, page size) are the
  *                   runtime's own mappings (munmap on leave); smaller ones
- *                   come from malloc.
+ *                   come from the runtime's own slabs (see gb_small).
  *   GB_BLOCKS_HEAP: every block comes from malloc. On glibc a program build
- *                   fixes malloc's mmap threshold so large blocks still leave.
+ *                   fixes malloc's mmap threshold so large blocks still
+ *                   leave; blocks under it stay in malloc's heap whenever
+ *                   something allocated after them is live, so this source
+ *                   does not keep the promise for small regions.
  *   GB_BLOCKS_AUTO: the environment variable GB_BLOCKS (map|heap|auto)
- *                   decides; unset or auto means map on macOS and in every
- *                   library build, heap in a program build on glibc. */
+ *                   decides; unset or auto means map, in every build on
+ *                   every OS. */
 typedef enum gb_blocks { GB_BLOCKS_AUTO = 0, GB_BLOCKS_MAP, GB_BLOCKS_HEAP } gb_blocks;
 
 /* How a mapped block grows in place of realloc.
@@ -81,8 +84,10 @@ typedef struct gb_options {
      * to hand to its next regions without a page fault (blocks whose size
      * is a power of two, from 16 KiB to the cap). 0: GB_CACHE (KiB, or
      * "off") decides, else the default GB_CACHE_DEFAULT; GB_CACHE_OFF: none.
-     * The cache is the one thing the runtime keeps after every region is
-     * left; gb_sweep and thread exit give it back. */
+     * The cache, with each thread's spare page of region descriptors in
+     * it (see gb_stats), and the pooled coroutine stacks are what the
+     * runtime keeps after every region is left; gb_sweep and thread exit
+     * give both back. */
     size_t cache_bytes;
     /* Run a sweep every N calls of gb_safepoint(); 0 means never, unless the
      * environment variable GB_STRESS=N is set. */
@@ -111,11 +116,36 @@ GB_API const char *gb_growth_name(void);
 
 /* --------------------------------------------------------------- regions */
 
+/* A region handle. It is not the address of anything: it names the
+ * region's descriptor slot and that slot's generation, so the handle of a
+ * left region is known as left for good, even after any number of regions
+ * have reused the slot (a slot's generation never repeats: a slot is
+ * retired for good before its 39-bit generation would wrap, after about
+ * 5.5e11 regions). Handles are never NULL; they are 64-bit values, so the
+ * runtime needs 64-bit pointers.
+ *
+ * Regions belong to the thread that entered them, and to the context (the
+ * thread's own stack, or one coroutine) that entered them. Every function
+ * below that takes a gb_region * stops the process, naming the mistake, when
+ * the handle was already left (or is retired), was entered by another
+ * thread, or was entered by another context of this thread (it says which
+ * coroutine, and whether that one resumed the running one); gb_leave also
+ * when the region is not the innermost one.
+ *
+ * A thread that exits with regions still entered on its own stack has them
+ * left at its exit (their memory goes back as at gb_leave) and prints
+ * "giveback: a thread exited with N regions entered; they were left at its
+ * exit" on stderr: it is a leak the thread can no longer fix, reported,
+ * but not fatal. Regions it left that were retired, pinned by its own
+ * suspended coroutines, are freed then too: those coroutines can never run
+ * again (a coroutine runs only on the thread that made it). Coroutines it
+ * never freed stay, with their stacks and the regions they had entered. */
 typedef struct gb_region gb_region;
 
 /* Pushes a new, empty region on the running context's region stack (the
- * thread's, or the running coroutine's) and returns it. Takes no memory
- * until the first allocation. */
+ * thread's, or the running coroutine's) and returns its handle. Takes no
+ * memory for blocks until the first allocation; its descriptor is a slot
+ * in a page of descriptors the thread maps like a block. */
 GB_API gb_region *gb_enter(void);
 
 /* Pops r, which must be the innermost region of the running context, and
@@ -140,7 +170,8 @@ GB_API void *gb_alloc(size_t n);
 GB_API void *gb_calloc(size_t count, size_t size);
 
 /* Like gb_alloc in region r, which must be on the running context's region
- * stack (not necessarily innermost). Stops the process if r was left. */
+ * stack (not necessarily innermost). Stops the process if r was left or
+ * belongs to another thread or coroutine. */
 GB_API void *gb_alloc_in(gb_region *r, size_t n);
 
 /* Resizes the allocation p (old_n bytes, made in the innermost region) to
@@ -152,7 +183,8 @@ GB_API void *gb_alloc_in(gb_region *r, size_t n);
 GB_API void *gb_realloc(void *p, size_t old_n, size_t new_n);
 
 /* Bytes the region holds from the OS or malloc (whole blocks, not what was
- * asked for). */
+ * asked for). r must be a region this thread entered (in any of its
+ * contexts) and has not left; stops the process otherwise. */
 GB_API size_t gb_region_bytes(const gb_region *r);
 
 /* ------------------------------------------------------------ containers */
@@ -259,7 +291,9 @@ GB_API gb_coro_status gb_coro_status_of(const gb_coro *c);
 GB_API gb_coro *gb_coro_current(void);
 
 /* Tries every retired region of this thread that may have been unpinned,
- * frees those nothing points into, and gives cached coroutine stacks back. */
+ * frees those nothing points into, and gives this thread's pooled
+ * coroutine stacks and block cache (its spare descriptor page included)
+ * back to the OS. */
 GB_API void gb_sweep(void);
 
 /* Marks a safepoint; with a stress setting of N, every N-th one sweeps. */
@@ -269,14 +303,27 @@ GB_API void gb_safepoint(void);
 
 /* Exact counters, process-wide, read without stopping other threads (each
  * field is exact; fields read while other threads work may be from slightly
- * different moments). When every region has been left and every retired one
- * freed, every "now" field except map_budget and the cache's is 0 (and the
- * cache's are 0 too after gb_sweep). */
+ * different moments).
+ *
+ * When every region has been left, every retired one freed and every
+ * coroutine freed, what each thread still holds is exactly:
+ *   - its block cache (bytes_cached, mappings_cached), which includes the
+ *     one empty page of region descriptors a thread keeps for its next
+ *     region (its size is map_min, outside the cache's bound; none with
+ *     GB_CACHE_OFF or the heap source);
+ *   - its pooled coroutine stacks, emptied (stacks_pooled; each counts its
+ *     size and guard page in bytes_mapped and two mappings), and the pool's
+ *     own descriptor in bytes_meta;
+ * and every other "now" field but map_budget is 0. After gb_sweep on each
+ * such thread (or its exit) every "now" field but map_budget is 0. */
 typedef struct gb_stats {
     /* now */
-    size_t bytes_mapped;     /* the runtime's own mappings, in bytes */
-    size_t bytes_heap;       /* bytes held from malloc for blocks and arenas */
-    size_t bytes_meta;       /* bytes held from malloc for descriptors */
+    size_t bytes_mapped;     /* the runtime's own mappings, in bytes: blocks,
+                                arenas, slabs, stacks, region descriptor pages */
+    size_t bytes_heap;       /* bytes held from malloc for blocks, arenas and
+                                region descriptor pages (heap source, fallbacks) */
+    size_t bytes_meta;       /* bytes held from malloc for the rest: coroutine
+                                descriptors, stack summaries, stack pools */
     size_t mappings;         /* the runtime's own mappings */
     size_t map_budget;       /* the most it will keep */
     size_t regions_live;     /* entered, not left */
@@ -305,8 +352,11 @@ typedef struct gb_stats {
     /* small chunks, now */
     size_t slabs;               /* slabs mapped (counted in mappings, bytes_mapped) */
     size_t bytes_small;         /* bytes of small chunks handed out from them */
+    size_t bytes_small_dirty;   /* freed small-chunk bytes in slabs still in use,
+                                   not yet emptied (at most 64 KiB a slab) */
     /* the block cache, now (not in bytes_mapped or mappings) */
-    size_t bytes_cached;        /* given-back blocks kept for reuse, resident */
+    size_t bytes_cached;        /* given-back blocks kept for reuse, resident
+                                   (and each thread's spare descriptor page) */
     size_t mappings_cached;
     uint64_t cache_hits;        /* blocks handed out from the cache, since init */
 } gb_stats;

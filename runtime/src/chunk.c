@@ -99,11 +99,38 @@ static bool cache_pop(size_t size, gb__chunk *out)
     return true;
 }
 
+/* Takes the newest block of class k out of t's cache and unmaps it. */
+static void cache_drop(gb__thread *t, int k)
+{
+    size_t size = gb__cfg.map_min << k;
+    void *p = t->cache.head[k];
+    /* Unmapped, its addresses may come back in another mapping. */
+    gb__asan_unpoison(p, size);
+    t->cache.head[k] = *(void **)p;
+    t->cache.bytes -= size;
+    GB__SUB(bytes_cached, size);
+    GB__SUB(mappings_cached, 1);
+    GB__ADD(bytes_mapped, size);
+    GB__ADD(mappings, 1);
+    unmap_or_defer(p, size);
+}
+
+/* Keeps a given-back block in this thread's cache. A full cache makes room
+ * for it by unmapping what it holds, largest first: the newest block is
+ * the likeliest to be wanted next (a thread that left one large region and
+ * then enters small ones in a loop must not map and unmap a slab per
+ * region because the cache is full of the large region's blocks), and a
+ * large block gives back the most per unmap. */
 static bool cache_push(gb__chunk c)
 {
     int k = cache_class(c.size);
     gb__thread *t = gb__self();
-    if (k < 0 || t->cache.bytes + c.size > gb__cfg.cache_bytes)
+    if (k < 0 || c.size > gb__cfg.cache_bytes)
+        return false;
+    for (int j = GB__CACHE_CLASSES - 1; j >= 0 && !gb__fix_cache_admits(t->cache.bytes, c.size); j--)
+        while (t->cache.head[j] && !gb__fix_cache_admits(t->cache.bytes, c.size))
+            cache_drop(t, j);
+    if (!gb__fix_cache_admits(t->cache.bytes, c.size))
         return false;
     if (t->cache.bytes == 0)
         gb__thread_cleanup_at_exit(t);
@@ -122,28 +149,16 @@ static bool cache_push(gb__chunk c)
 
 void gb__chunk_cache_flush(gb__thread *t)
 {
-    for (int k = 0; k < GB__CACHE_CLASSES; k++) {
-        size_t size = gb__cfg.map_min << k;
-        while (t->cache.head[k]) {
-            void *p = t->cache.head[k];
-            /* Unmapped, its addresses may come back in another mapping. */
-            gb__asan_unpoison(p, size);
-            t->cache.head[k] = *(void **)p;
-            t->cache.bytes -= size;
-            GB__SUB(bytes_cached, size);
-            GB__SUB(mappings_cached, 1);
-            GB__ADD(bytes_mapped, size);
-            GB__ADD(mappings, 1);
-            unmap_or_defer(p, size);
-        }
-    }
+    for (int k = 0; k < GB__CACHE_CLASSES; k++)
+        while (t->cache.head[k])
+            cache_drop(t, k);
 }
 
 gb__chunk gb__chunk_get(size_t n)
 {
     if (!gb__fix_chunk_is_mapped(n)) {
         gb__chunk c;
-        if (gb__cfg.small_slabs && n < gb__cfg.map_min && gb__small_get(n, &c))
+        if (gb__fix_small_from_slab(n) && gb__small_get(n, &c))
             return c;
         return heap_chunk(n, 0);
     }
@@ -182,7 +197,7 @@ void gb__chunk_retry_unmaps(void)
         pending_unmap *u = *pp;
         size_t size = u->size;
         pending_unmap *next = u->next;
-        if (gb__os.unmap(u, size) == 0) {
+        if (gb__fix_unmap(u, size) == 0) {
             *pp = next;
             forget_mapping(size);
             GB__SUB(unmaps_pending, 1);
@@ -196,14 +211,14 @@ void gb__chunk_retry_unmaps(void)
 static void unmap_or_defer(void *p, size_t size)
 {
     gb__chunk_retry_unmaps();
-    if (gb__os.unmap(p, size) == 0) {
+    if (gb__fix_unmap(p, size) == 0) {
         forget_mapping(size);
         return;
     }
     /* The range stays mapped: empty it now so the memory leaves, and keep
      * it to unmap once the process is below its limit again. */
     GB__ADD(unmap_failures, 1);
-    (void)gb__os.release(p, size);
+    (void)gb__fix_release(p, size);
     pending_unmap *u = p;
     pthread_mutex_lock(&pending_lock);
     u->next = pending;

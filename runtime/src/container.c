@@ -47,7 +47,8 @@ struct gb_map {
 static gb_region *holder_for_new(const char *who)
 {
     gb__ensure_init();
-    gb_region *r = gb_current();
+    /* The descriptor itself, not the handle gb_current would return. */
+    gb_region *r = gb__self()->cur->top;
     if (!r)
         gb__die("%s: no region is entered (a container lives in the innermost region)", who);
     return r;

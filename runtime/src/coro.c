@@ -144,16 +144,8 @@ static void switch_to(void **from_sp, void **from_fake, void *to_sp, const void 
 /* Pops and leaves every region still on c's stack, innermost first. */
 static void leave_all(gb_coro *c)
 {
-    gb__rstack *s = &c->rstack;
-    while (s->top) {
-        gb_region *r = s->top;
-        s->top = r->parent;
-        s->depth--;
-        r->parent = NULL;
-        r->stack = NULL;
-        GB__SUB(regions_live, 1);
-        gb__region_release(r);
-    }
+    while (c->rstack.top)
+        gb__rstack_pop(&c->rstack);
 }
 
 static void coro_main(void *arg)
@@ -230,17 +222,22 @@ bool gb_coro_resume(gb_coro *c)
     gb__asan_finish(me ? me->asan_fake : t->asan_fake_main, NULL, NULL);
     t->cur_coro = me;
     t->cur = me ? &me->rstack : &t->main_stack;
+    bool finished = c->status == GB_CORO_FINISHED;
+    /* Its stack is dead: what it pinned may go now. */
+    if (finished)
+        gb__coro_release_witnessed(c);
+    /* Regions that need a try get it before we thaw, while our stack is
+     * still frozen with its sp saved by the switch: what we witnessed was
+     * dropped for a try when we froze to resume c, and once we run no scan
+     * sees our live frames, so a try then would free a region a frame of
+     * ours still points into. */
+    if (finished || t->retired_dirty)
+        gb__pin_retry(t);
     if (me) {
         gb__coro_frozen_remove(t, me);
         gb__coro_thawed(me);
     }
-    if (c->status == GB_CORO_FINISHED) {
-        /* Its stack is dead: what it pinned may go now. */
-        gb__coro_release_witnessed(c);
-        gb__pin_retry(t);
-        return false;
-    }
-    return true;
+    return !finished;
 }
 
 void gb_coro_yield(void)
@@ -298,6 +295,7 @@ void gb_sweep(void)
     GB__ADD(sweeps, 1);
     gb__pin_retry(t);
     gb__stack_pool_trim(t);
+    gb__regions_trim(t); /* before the flush: its page may go to the cache */
     gb__chunk_cache_flush(t);
     gb__chunk_retry_unmaps();
 }

@@ -104,8 +104,12 @@ static void configure(const gb_options *o)
     gb__config c = {0};
 
     c.blocks = o->blocks != GB_BLOCKS_AUTO ? o->blocks : blocks_from_env();
+    /* The default is the runtime's own mappings in every build on every
+     * OS: it is the faster source here (the README's block-source table)
+     * and the only one whose small blocks leave too; from malloc, glibc
+     * keeps a small block whenever anything allocated after it is live. */
     if (c.blocks == GB_BLOCKS_AUTO)
-        c.blocks = gb__program_build && gb__os.malloc_threshold_tunable ? GB_BLOCKS_HEAP : GB_BLOCKS_MAP;
+        c.blocks = GB_BLOCKS_MAP;
     else if (c.blocks != GB_BLOCKS_MAP && c.blocks != GB_BLOCKS_HEAP)
         gb__die("gb_init: blocks=%d is not a gb_blocks value", (int)c.blocks);
 
@@ -131,8 +135,12 @@ static void configure(const gb_options *o)
     c.small_slabs = c.blocks == GB_BLOCKS_MAP && small_from_env(o->small);
     c.cache_bytes = cache_from(o->cache_bytes);
 
-    /* A library build is a guest: it must not change a process-wide malloc
-     * setting behind its host's back. */
+    /* A program build fixes glibc's threshold whatever the block source:
+     * with the map source the runtime's blocks never reach malloc, but the
+     * rest of the process (its libraries' buffers, the heap source when
+     * chosen) is then served large blocks that go back on free. A library
+     * build is a guest: it must not change a process-wide malloc setting
+     * behind its host's back. */
     if (gb__program_build && gb__os.malloc_threshold_tunable)
         c.threshold_fixed = gb__fix_malloc_threshold();
 

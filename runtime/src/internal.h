@@ -86,7 +86,7 @@ typedef struct gb__counters {
     atomic_size_t coros_live, stacks_pooled;
     atomic_uint_fast64_t pin_words_scanned, pin_probes, pin_tries, pin_tries_skipped;
     atomic_uint_fast64_t retirements, sweeps;
-    atomic_size_t slabs, bytes_small;
+    atomic_size_t slabs, bytes_small, bytes_small_dirty;
     atomic_size_t bytes_cached, mappings_cached;
     atomic_uint_fast64_t cache_hits;
 } gb__counters;
@@ -151,6 +151,20 @@ void gb__chunk_retry_unmaps(void);
  * be the runtime's own mapping. */
 bool gb__fix_chunk_is_mapped(size_t n);
 
+/* The small-chunk fix (fix/small_slab.c): whether a chunk of n bytes that
+ * is not mapped on its own comes from the runtime's slabs (else malloc). */
+bool gb__fix_small_from_slab(size_t n);
+
+/* The cache bound (fix/cache_bound.c): whether a thread's block cache that
+ * holds `cached` bytes may keep `add` more. */
+bool gb__fix_cache_admits(size_t cached, size_t add);
+
+/* The give-back fix (fix/give_back.c): every unmap and every release of
+ * pages the runtime keeps mapped goes through these two, with the promises
+ * of gb__os.unmap and gb__os.release. */
+int gb__fix_unmap(void *p, size_t n);
+int gb__fix_release(void *p, size_t n);
+
 /* The threshold fix (fix/threshold.c): at init of a program build, fix
  * glibc's mmap threshold unless the user chose one. Returns true when it did. */
 bool gb__fix_malloc_threshold(void);
@@ -180,14 +194,37 @@ typedef struct gb__rstack {
 } gb__rstack;
 
 typedef enum gb__rstate {
+    GB__FREE = 0,    /* the descriptor slot holds no region */
     GB__LIVE = 1,    /* on its context's stack */
     GB__RETIRED = 2, /* left, kept because a suspended stack pointed into it */
 } gb__rstate;
 
-/* A region. The descriptor is malloc'd (counted in bytes_meta) so that a
- * left region's handle can be checked without touching freed memory: the
- * checks compare the handle with the regions on the stack, and never read
- * through a handle that is not found there.
+/* Region handles. gb_region * is the descriptor inside the runtime; what
+ * the API hands out is not its address but a handle naming its slot and
+ * the slot's generation, so that a handle of a left region never names the
+ * region that reuses its slot:
+ *   handle = generation << 25 | page << 9 | slot
+ * where page indexes the descriptor-page directory (handle.c) and slot the
+ * descriptor in that page. A slot's generation grows by one each time it is
+ * freed and never repeats: a slot whose generation would pass
+ * GB__GEN_MAX is never used again, and a directory entry whose page would
+ * start past it is never used again (about 5.5e11 regions per slot first).
+ * Generation 0 is never issued, so no handle is NULL. Handles are 64 bits. */
+#define GB__H_SLOT_BITS 9
+#define GB__H_PAGE_BITS 16
+#define GB__H_GEN_SHIFT (GB__H_SLOT_BITS + GB__H_PAGE_BITS)
+#define GB__GEN_MAX ((UINT64_C(1) << (64 - GB__H_GEN_SHIFT)) - 1)
+
+/* A page of region descriptors (handle.h). */
+typedef struct gb__dpage gb__dpage;
+
+/* A region. The descriptor is a slot in a page of descriptors that the
+ * thread which entered it takes like a block (gb__chunk_get: counted in
+ * bytes_mapped and mappings, or bytes_heap) and gives back when its last
+ * slot is free (handle.c). A handle is checked against the slot it names
+ * (handle == the slot's handle), through the directory, which is never
+ * given back, so a left region's handle is decoded without touching a page
+ * that may be gone.
  *   - bump <= end, both inside cur_block, the newest non-solo block (all
  *     three NULL before the first block); everything below bump is taken;
  *   - last is the start of the most recent allocation (NULL if none) and
@@ -220,6 +257,20 @@ struct gb_region {
     gb_region *rnext, *rprev;
     gb_coro *witness;
     gb_region *wnext, *wprev;
+    /* The slot (handle.c); gb_enter clears everything above this line and
+     * keeps these across occupants.
+     *   - handle is what gb_enter returned for the occupant, and 0 exactly
+     *     while the slot is free (state GB__FREE): a handle names a region
+     *     iff it equals the handle of the slot it decodes to;
+     *   - gen is the occupant's generation, or, while free, the next one's:
+     *     every handle ever issued for this slot has a generation below it
+     *     unless it is the occupant's;
+     *   - where is the handle's low bits (page and slot); page the page the
+     *     slot is in; a free slot is on that page's free list (parent). */
+    uintptr_t handle;
+    uint64_t gen;
+    uintptr_t where;
+    gb__dpage *page;
 };
 
 typedef struct gb__stack_pool gb__stack_pool;
@@ -252,6 +303,16 @@ typedef struct gb__thread {
     size_t npinned;
     unsigned safepoints;
     void *asan_fake_main;
+    /* Pages of region descriptors with a free (or never used) slot, the
+     * one gb_enter takes from first at the head; dvacant heads this
+     * thread's directory entries whose page was given back (index + 1,
+     * 0 for none), reused before the shared pool (handle.c). dspare is
+     * an empty page kept for the next region, counted as a cached block
+     * (bytes_cached, mappings_cached; outside cache.bytes and its bound)
+     * until gb_sweep or thread exit (gb__regions_trim). */
+    gb__dpage *davail;
+    gb__dpage *dspare;
+    uint32_t dvacant;
     gb__stack_pool *pool;
     gb__cache cache;
     /* The signal stack the overflow report runs on. A thread that already
@@ -285,8 +346,33 @@ void *gb__region_alloc(gb_region *r, size_t n);
 /* Resizes allocation p of r (see gb_realloc); r must be LIVE. */
 void *gb__region_realloc(gb_region *r, void *p, size_t old_n, size_t new_n);
 
-/* Gives every block and arena of r back and frees the descriptor. */
+/* Gives every block and arena of r back and frees the descriptor. Runs on
+ * the thread that entered r (regions are per thread). */
 void gb__region_free(gb_region *r);
+
+/* The handle gb_enter returned for r (r is LIVE or RETIRED). */
+static inline gb_region *gb__handle_of(const gb_region *r)
+{
+    return (gb_region *)r->handle;
+}
+
+/* At thread exit: leaves the regions still entered on the thread's own
+ * stack (saying so on stderr), frees its retired regions and gives its
+ * directory entries back (region.c). */
+void gb__regions_at_exit(gb__thread *t);
+
+/* Gives back the empty page of region descriptors t keeps (gb_sweep;
+ * handle.c). */
+void gb__regions_trim(gb__thread *t);
+
+/* Frees every retired region of t, whatever pins it: at thread exit, when
+ * the coroutines pinning them can never run again (pin.c). */
+void gb__pin_free_all(gb__thread *t);
+
+/* Pops the innermost region of s and leaves it (freed or retired); s must
+ * have one. gb_leave, a finished or freed coroutine, and thread exit all
+ * leave through here. */
+void gb__rstack_pop(gb__rstack *s);
 
 /* Decides what happens to a region that was just popped: freed now, or
  * retired while something pins it (pin.c). */
@@ -335,8 +421,9 @@ struct gb_coro {
 void gb__stack_get(gb_coro *c, size_t size);
 void gb__stack_put(gb_coro *c);
 void gb__stack_pool_trim(gb__thread *t);
-/* Gives t's stack pool, block cache and signal stack back when the thread
- * exits. */
+/* Arms the thread-exit hook, which leaves t's regions still entered (see
+ * gb__regions_at_exit) and gives its stack pool, block cache and signal
+ * stack back when the thread exits. */
 void gb__thread_cleanup_at_exit(gb__thread *t);
 /* Takes this thread's signal stack off if it is ours, putting back the one
  * it replaced (coro.c; called at thread exit). */

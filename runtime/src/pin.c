@@ -168,6 +168,32 @@ GB__NO_ASAN bool gb__pin_walk_hits(gb_coro *c, const gb_region *r)
     return false;
 }
 
+/* Whether the running coroutine c's live stack, from the caller's frame
+ * to the top, holds a word pointing into r. Called from running_points_into
+ * below, whose frame holds every callee-saved register: a pointer that a
+ * frame of c keeps only in a register is seen too. */
+GB__NO_ASAN __attribute__((noinline)) static bool live_words_hit(gb_coro *c, const gb_region *r)
+{
+    volatile uintptr_t here = 0;
+    const uintptr_t *w = (const uintptr_t *)&here;
+    /* The words above `here` belong to no object the compiler knows of:
+     * hide where w came from, or it may read only `here` itself. */
+    __asm__ volatile("" : "+r"(w));
+    size_t n = (size_t)((const uintptr_t *)c->stack_hi - w);
+    gb__vg_make_defined(w, n * sizeof *w);
+    GB__ADD(pin_words_scanned, n);
+    for (size_t i = 0; i < n; i++)
+        if (w[i] >= 4096 && gb__region_contains(r, (const void *)w[i]))
+            return true;
+    return false;
+}
+
+GB__NO_ASAN __attribute__((noinline)) static bool running_points_into(gb_coro *c, const gb_region *r)
+{
+    __builtin_unwind_init();
+    return live_words_hit(c, r);
+}
+
 gb_coro *gb__pin_search(gb_region *r)
 {
     for (gb_coro *c = gb__self()->frozen; c; c = c->fnext)
@@ -205,6 +231,15 @@ void gb__pin_try(gb__thread *t, gb_region *r)
     if (r->witness)
         witness_drop(t, r);
     gb_coro *p = gb__fix_pinner(r);
+    /* A retired region was pinned by frozen stacks when it was left; the
+     * one of them running now (resumed since) may hold the pointer in a
+     * live frame, whether or not it was the one recorded as the witness.
+     * Its live stack is read as it is now; found, it is the witness, and
+     * the region stays while it runs. (A region left by the running
+     * coroutine itself is not asked about its live stack: a pointer it
+     * still holds into a region it left is its own bug, as on a thread.) */
+    if (!p && t->cur_coro && running_points_into(t->cur_coro, r))
+        p = t->cur_coro;
     list_remove(&t->retired_dirty, r);
     if (p) {
         witness_set(t, r, p);
@@ -213,6 +248,19 @@ void gb__pin_try(gb__thread *t, gb_region *r)
     GB__SUB(regions_retired, 1);
     GB__SUB(bytes_retired, region_total(r));
     gb__region_free(r);
+}
+
+void gb__pin_free_all(gb__thread *t)
+{
+    while (t->retired_pinned || t->retired_dirty) {
+        gb_region *r = t->retired_pinned ? t->retired_pinned : t->retired_dirty;
+        if (r->witness)
+            witness_drop(t, r); /* onto the dirty list */
+        list_remove(&t->retired_dirty, r);
+        GB__SUB(regions_retired, 1);
+        GB__SUB(bytes_retired, region_total(r));
+        gb__region_free(r);
+    }
 }
 
 void gb__pin_retry(gb__thread *t)

@@ -6,15 +6,20 @@
  * and an add in the common case. Leaving a region gives all its blocks back
  * at once (or retires the region while a suspended coroutine points into
  * it, which pin.c decides). Each thread, and each coroutine, has its own
- * stack of regions; only the process-wide counters and the mapping budget
- * are shared, and those are atomics.
+ * stack of regions. Shared are only the process-wide counters and the
+ * mapping budget, which are atomics, and the directory of descriptor pages,
+ * which a thread locks only to take an entry from the shared pool, at its
+ * exit, and to tell what another thread's handle is (handle.c).
  */
-#include "internal.h"
+#include "handle.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 _Thread_local gb__thread gb__tls;
+
+/* ------------------------------------------------------------- regions */
 
 /* The running context's region stack. */
 static gb__rstack *cur_stack(void)
@@ -25,11 +30,10 @@ static gb__rstack *cur_stack(void)
 
 gb_region *gb_enter(void)
 {
-    gb__rstack *s = cur_stack();
-    gb_region *r = calloc(1, sizeof *r);
-    if (!r)
-        gb__die("out of memory: no region descriptor (%zu bytes)", sizeof *r);
-    GB__ADD(bytes_meta, sizeof *r);
+    gb__ensure_init();
+    gb__thread *t = gb__self();
+    gb__rstack *s = t->cur;
+    gb_region *r = gb__handle_take(t);
     GB__ADD(regions_live, 1);
     r->state = GB__LIVE;
     r->stack = s;
@@ -37,11 +41,10 @@ gb_region *gb_enter(void)
     r->parent = s->top;
     s->top = r;
     s->depth++;
-    return r;
+    return gb__handle_of(r);
 }
 
-/* How far below the top of s the region r sits, or 0 if it is not on s.
- * Compares handles only: a left region's descriptor may be freed. */
+/* How far below the top of s the region r sits, or 0 if it is not on s. */
 static size_t depth_of(const gb__rstack *s, const gb_region *r)
 {
     size_t d = 1;
@@ -51,23 +54,31 @@ static size_t depth_of(const gb__rstack *s, const gb_region *r)
     return 0;
 }
 
-void gb_leave(gb_region *r)
+static GB__NORETURN void leave_misuse(gb__rstack *s, gb_region *h)
+{
+    gb__thread *t = gb__self();
+    gb_region *r = gb__handle_region("gb_leave", t, h);
+    if (r->stack == s)
+        gb__die("gb_leave: region %p is not the innermost region (%zu regions entered after it "
+                "are still live; leave them first)",
+                (void *)h, depth_of(s, r) - 1);
+    gb__handle_die_other_context("gb_leave", t, h, r);
+}
+
+void gb_leave(gb_region *h)
 {
     gb__rstack *s = cur_stack();
-    if (GB__UNLIKELY(r != s->top || !r)) {
-        if (!r)
-            gb__die("gb_leave: NULL region");
-        if (!s->top)
-            gb__die("gb_leave: region %p was already left (no region is entered here)", (void *)r);
-        size_t d = depth_of(s, r);
-        if (d)
-            gb__die("gb_leave: region %p is not the innermost region (%zu regions entered after it "
-                    "are still live; leave them first)",
-                    (void *)r, d - 1);
-        gb__die("gb_leave: region %p is not on this context's region stack: it was already left, "
-                "or was entered by another thread or coroutine",
-                (void *)r);
-    }
+    gb_region *r = s->top;
+    /* The one check of the fast path: a handle equals the innermost
+     * region's exactly when it names that region (handles never repeat). */
+    if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h))
+        leave_misuse(s, h);
+    gb__rstack_pop(s);
+}
+
+void gb__rstack_pop(gb__rstack *s)
+{
+    gb_region *r = s->top;
     s->top = r->parent;
     s->depth--;
     r->parent = NULL;
@@ -78,7 +89,8 @@ void gb_leave(gb_region *r)
 
 gb_region *gb_current(void)
 {
-    return cur_stack()->top;
+    gb_region *r = cur_stack()->top;
+    return r ? gb__handle_of(r) : NULL;
 }
 
 size_t gb_depth(void)
@@ -86,9 +98,10 @@ size_t gb_depth(void)
     return cur_stack()->depth;
 }
 
-size_t gb_region_bytes(const gb_region *r)
+size_t gb_region_bytes(const gb_region *h)
 {
-    return r->bytes;
+    gb__ensure_init();
+    return gb__handle_region("gb_region_bytes", gb__self(), (gb_region *)h)->bytes;
 }
 
 static size_t aligned_size(size_t n, const char *what)
@@ -186,13 +199,29 @@ void *gb_calloc(size_t count, size_t size)
     return p;
 }
 
-void *gb_alloc_in(gb_region *r, size_t n)
+/* The region handle h names for gb_alloc_in when it is not the innermost
+ * one: a LIVE region of the running context, or the process stops. */
+static gb_region *alloc_in_region(gb__rstack *s, gb_region *h)
+{
+    gb__thread *t = gb__self();
+    gb_region *r = gb__handle_region("gb_alloc_in", t, h);
+    if (r->stack != s)
+        gb__handle_die_other_context("gb_alloc_in", t, h, r);
+    return r;
+}
+
+void *gb_alloc_in(gb_region *h, size_t n)
 {
     gb__rstack *s = cur_stack();
-    if (GB__UNLIKELY(r != s->top) && (!r || !depth_of(s, r)))
-        gb__die("gb_alloc_in: region %p is not on this context's region stack: it was left, "
-                "or belongs to another thread or coroutine",
-                (void *)r);
+    gb_region *r = s->top;
+    /* The innermost region, or the one just outside it, by handle alone;
+     * any other through the directory. */
+    if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h)) {
+        if (r && r->parent && r->parent->handle == (uintptr_t)h)
+            r = r->parent;
+        else
+            r = alloc_in_region(s, h);
+    }
     return gb__region_alloc(r, n);
 }
 
@@ -289,6 +318,27 @@ void gb__region_free(gb_region *r)
         b = next;
     }
     GB__SUB(blocks_live, r->nblocks);
-    GB__SUB(bytes_meta, sizeof *r);
-    free(r);
+    gb__handle_free(r);
+}
+
+/* ---------------------------------------------------------- thread exit */
+
+void gb__regions_at_exit(gb__thread *t)
+{
+    gb__rstack *s = &t->main_stack;
+    if (s->depth) {
+        /* A leak the thread can no longer fix: give the memory back and
+         * say so, as misuse, but without stopping the process. */
+        fprintf(stderr, "giveback: a thread exited with %zu region%s entered; %s left at its exit\n",
+                s->depth, s->depth == 1 ? "" : "s", s->depth == 1 ? "it was" : "they were");
+        fflush(stderr);
+        while (s->top)
+            gb__rstack_pop(s);
+    }
+    /* Whatever is still retired is pinned by this thread's coroutines,
+     * which can never run again: resuming one on another thread stops the
+     * process. */
+    gb__pin_free_all(t);
+    gb__regions_trim(t);
+    gb__handle_at_exit(t);
 }

@@ -5,11 +5,12 @@
  * after the region is left (the article's open item: "a program with many
  * small regions can still grow"). With the map source they come instead
  * from slabs the runtime maps itself: 256 units of one page each. A slab
- * is unmapped as soon as its last chunk is given back; while it still
- * holds some, the pages of chunks given back are emptied (MADV_DONTNEED on
- * Linux) once they add up to RELEASE_BATCH, so at most that much freed
- * memory stays resident per slab. A slab whose mapping fails, or past the
- * budget, leaves the chunk to malloc, as chunk.c does for large ones.
+ * goes back to the chunk layer as soon as its last chunk is given back
+ * (into the bounded block cache, or unmapped); while it still holds some,
+ * the pages of chunks given back are emptied (MADV_DONTNEED on Linux) once
+ * they add up to RELEASE_BATCH, so at most that much freed memory stays
+ * resident per slab. A slab whose mapping fails, or past the budget,
+ * leaves the chunk to malloc, as chunk.c does for large ones.
  */
 #include "internal.h"
 #include "tools.h"
@@ -26,7 +27,8 @@
  * unit is dirty (its page may be resident) iff its bit in dirty is set;
  * nused and ndirty count those bits; a slab with nused == 0 does not
  * exist (it is unmapped at once). Every slab is on the list, full ones
- * after all the others. */
+ * after all the others. gb__stat.bytes_small_dirty is the sum over all
+ * slabs of ndirty units: freed memory that may still be resident. */
 struct gb__slab {
     gb__slab *next, *prev;
     char *base;
@@ -108,29 +110,27 @@ static unsigned find_run(const gb__slab *s, unsigned n)
     return UNITS;
 }
 
+/* A slab's memory comes from the chunk layer and goes back to it, like a
+ * region block's: a slab given back whole may wait in the block cache and
+ * be the next slab, so regions entered and left one after another do not
+ * map and unmap a slab each. A chunk that is not a mapping of its own
+ * (past the budget, a failed mmap, or blocks from malloc) makes no slab:
+ * the small chunk then comes from malloc, and the fallback was counted. */
 static gb__slab *slab_new(void)
 {
-    size_t bytes = (size_t)UNITS * unit_size();
-    if (!gb__mapping_reserve(1)) {
-        GB__ADD(fallbacks_budget, 1);
-        return NULL;
-    }
-    void *p = gb__os.map(bytes);
-    if (!p) {
-        gb__mapping_unreserve(1);
-        GB__ADD(fallbacks_mmap, 1);
+    gb__chunk c = gb__chunk_get((size_t)UNITS * unit_size());
+    if (c.src != GB__SRC_MAP) {
+        gb__chunk_put(c);
         return NULL;
     }
     gb__slab *s = calloc(1, sizeof *s);
     if (!s) {
-        gb__os.unmap(p, bytes);
-        gb__mapping_unreserve(1);
+        gb__chunk_put(c);
         return NULL;
     }
     GB__ADD(bytes_meta, sizeof *s);
-    GB__ADD(bytes_mapped, bytes);
     GB__ADD(slabs, 1);
-    s->base = p;
+    s->base = c.base;
     list_push_head(s);
     return s;
 }
@@ -142,9 +142,10 @@ static void slab_free(gb__slab *s)
     gb__asan_unpoison(s->base, (size_t)UNITS * unit_size());
     list_unlink(s);
     GB__SUB(slabs, 1);
+    GB__SUB(bytes_small_dirty, (size_t)s->ndirty * unit_size());
     GB__SUB(bytes_meta, sizeof *s);
-    /* The chunk layer unmaps it, or empties it and unmaps it later when
-     * the process is at its mapping limit. */
+    /* The chunk layer keeps it in the block cache while that has room, or
+     * unmaps it (or, at the mapping limit, empties it and unmaps it later). */
     gb__chunk_put((gb__chunk){.base = s->base, .size = (size_t)UNITS * unit_size(), .src = GB__SRC_MAP});
     free(s);
 }
@@ -171,9 +172,12 @@ bool gb__small_get(size_t n, gb__chunk *out)
         pthread_mutex_unlock(&lock);
         return false;
     }
+    unsigned reused = 0;
     for (unsigned i = at; i < at + units; i++)
         if (bit(s->dirty, i))
-            s->ndirty--;
+            reused++;
+    s->ndirty -= reused;
+    GB__SUB(bytes_small_dirty, (size_t)reused * u);
     set_bits(s->dirty, at, units, false);
     set_bits(s->used, at, units, true);
     s->nused += units;
@@ -200,10 +204,11 @@ static void release_dirty(gb__slab *s)
         unsigned j = i;
         while (j < UNITS && bit(s->dirty, j))
             j++;
-        (void)gb__os.release(s->base + (size_t)i * u, (size_t)(j - i) * u);
+        (void)gb__fix_release(s->base + (size_t)i * u, (size_t)(j - i) * u);
         i = j;
     }
     memset(s->dirty, 0, sizeof s->dirty);
+    GB__SUB(bytes_small_dirty, (size_t)s->ndirty * u);
     s->ndirty = 0;
 }
 
@@ -225,6 +230,7 @@ void gb__small_put(gb__chunk c)
     set_bits(s->dirty, at, units, true);
     s->nused -= units;
     s->ndirty += units;
+    GB__ADD(bytes_small_dirty, c.size);
     if (s->nused == 0)
         slab_free(s);
     else if ((size_t)s->ndirty * u >= RELEASE_BATCH)

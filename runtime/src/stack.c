@@ -30,8 +30,10 @@ struct gb__stack_pool {
     size_t nfailed, failed_cap;
 };
 
-/* A thread's stack pool, block cache and signal stack go back when the
- * thread exits (a key destructor), so threads leave nothing behind. */
+/* A thread's regions still entered, its retired ones, its stack pool, block
+ * cache and signal stack go back when the thread exits (a key destructor,
+ * armed when it first enters a region, makes a coroutine or caches a
+ * block), so threads leave nothing behind. */
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
@@ -40,6 +42,9 @@ static void adopt_orphans(gb__stack_pool *p);
 static void thread_at_exit(void *arg)
 {
     gb__thread *t = arg;
+    /* Regions first: leaving them may put blocks in the cache and retry
+     * what pinned them, which the rest then gives back. */
+    gb__regions_at_exit(t);
     gb__stack_pool_trim(t);
     /* Stacks whose munmap still fails would stay on this thread's list,
      * which nothing retries once it has exited: any thread's sweep will. */
@@ -108,7 +113,7 @@ void gb__stack_get(gb_coro *c, size_t size)
             set_range(c, (gb__chunk){.base = p, .size = total, .src = GB__SRC_MAP}, guard);
             return;
         }
-        if (p && gb__os.unmap(p, total) != 0) {
+        if (p && gb__fix_unmap(p, total) != 0) {
             /* The guard could not be made and the mapping cannot go either
              * (the process is at its mapping limit): it is one plain
              * mapping now, which the chunk layer empties and unmaps later. */
@@ -131,7 +136,7 @@ void gb__stack_get(gb_coro *c, size_t size)
 
 static bool try_unmap(gb__chunk s)
 {
-    if (gb__os.unmap(s.base, s.size) != 0)
+    if (gb__fix_unmap(s.base, s.size) != 0)
         return false;
     GB__SUB(bytes_mapped, s.size);
     gb__mapping_unreserve(2);
@@ -158,7 +163,7 @@ static void stack_unmap(gb__thread *t, gb__chunk s)
         return;
     /* At the mapping limit: empty it now, unmap it later. */
     GB__ADD(unmap_failures, 1);
-    (void)gb__os.release(s.base, s.size);
+    (void)gb__fix_release(s.base, s.size);
     gb__stack_pool *p = pool_of(t);
     if (p->nfailed == p->failed_cap) {
         size_t cap = p->failed_cap ? p->failed_cap * 2 : 8;
@@ -188,7 +193,7 @@ void gb__stack_put(gb_coro *c)
     if (s.size - c->guard_size == gb__round_up(GB_CORO_STACK_DEFAULT, gb__os.page_size)) {
         gb__stack_pool *p = pool_of(t);
         if (p->n < POOL_MAX) {
-            (void)gb__os.release(c->stack_lo, s.size - c->guard_size);
+            (void)gb__fix_release(c->stack_lo, s.size - c->guard_size);
             p->stacks[p->n++] = s;
             GB__ADD(stacks_pooled, 1);
             return;

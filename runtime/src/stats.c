@@ -41,6 +41,7 @@ void gb_stats_get(gb_stats *out)
         .sweeps = LOAD(sweeps),
         .slabs = LOAD(slabs),
         .bytes_small = LOAD(bytes_small),
+        .bytes_small_dirty = LOAD(bytes_small_dirty),
         .bytes_cached = LOAD(bytes_cached),
         .mappings_cached = LOAD(mappings_cached),
         .cache_hits = LOAD(cache_hits),

@@ -52,8 +52,8 @@ typedef struct gb__os_table {
     /* The OS name, for messages. */
     const char *name;
 
-    /* Which block source GB_BLOCKS=auto picks in a program build: true when
-     * malloc's own policy can be fixed to return large blocks (glibc). */
+    /* True when malloc's own policy can be fixed to return large blocks
+     * (glibc's mmap threshold), which a program build does at init. */
     bool malloc_threshold_tunable;
 } gb__os_table;
 
