@@ -59,7 +59,8 @@ gate_cap_mib() {
         # shellcheck source=gates/gates.conf
         source gates/gates.conf
         case "$1" in
-            region-*|failsafe*) echo $((RSS_CAP_KIB / 1024)) ;;
+            region-*|map-arenas|pinned-*|failsafe*) echo $((RSS_CAP_KIB / 1024)) ;;
+            small-regions-*|foreign-library-*|threads-leave-*) echo $((SHAPE_RSS_CAP_KIB / 1024)) ;;
             stress*) echo $((STRESS_PEAK_CAP_KIB / 1024)) ;;
             *) echo 0 ;;
         esac

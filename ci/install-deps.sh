@@ -60,7 +60,7 @@ done
 apt_packages() {
     case "$1" in
         base)        echo cmake make gcc libc6-dev clang pkg-config ninja-build ;;
-        gate)        echo bats bats-assert bats-support procps gnuplot-nox ;;
+        gate)        echo bats bats-assert bats-support procps gnuplot-nox zlib1g-dev ;;
         cross-arm64) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user ;;
         cross-macos) echo npm file ;;
         fuzz)        echo clang afl++ llvm ;;

@@ -16,16 +16,13 @@ teardown() {
 }
 
 @test "map-arenas" {
-    local built left
+    local built
     gate_start "$(gate_bin)" map-arenas
     gate_next || gate_fail map-arenas guard "${GATE_REASON:-exited early}"
     built="$(gate_rss_kib)"
     gate_continue
     gate_next || gate_fail map-arenas guard "${GATE_REASON:-exited early}"
-    left="$(gate_rss_kib)"
+    gate_judge map-arenas "${RSS_CAP_KIB}" "after leave (built: $(mib "${built}"))" || return 1
     gate_finish || gate_fail map-arenas exit "${GATE_REASON}"
-    if ((left > RSS_CAP_KIB)); then
-        gate_fail map-arenas rss "$(mib "${left}") after leave (built: $(mib "${built}")), over $(mib "${RSS_CAP_KIB}")"
-    fi
-    gate_pass map-arenas "$(mib "${left}") (built: $(mib "${built}"))"
+    gate_pass map-arenas "$(gate_readings) (built: $(mib "${built}"))"
 }

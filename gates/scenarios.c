@@ -6,6 +6,15 @@
 
 #define MIB ((size_t)1024 * 1024)
 
+/* A malloc of n bytes, written, as a long-lived object of the program. */
+static void *kept_malloc(size_t n, int fill)
+{
+    void *p = malloc(n);
+    if (p)
+        memset(p, fill, n);
+    return p;
+}
+
 void gbs_region_round(size_t bytes, size_t piece, size_t kept_bytes, int fill, void **kept)
 {
     gb_region *r = gb_enter();
@@ -15,10 +24,41 @@ void gbs_region_round(size_t bytes, size_t piece, size_t kept_bytes, int fill, v
     memset(big, fill, 32 * MIB);
     for (size_t total = 32 * MIB; total < bytes; total += piece)
         memset(gb_alloc(piece), fill, piece);
-    *kept = malloc(kept_bytes);
-    if (*kept)
-        memset(*kept, fill, kept_bytes);
+    *kept = kept_malloc(kept_bytes, fill);
     gb_leave(r);
+}
+
+/* Region i's size: 4 to 32 KiB, spread over the range. */
+static size_t small_region_bytes(int i)
+{
+    return (4 + (size_t)((unsigned)i * 7919u % 29u)) * 1024;
+}
+
+static void fill_small_region(int i, int fill)
+{
+    for (size_t total = 0; total < small_region_bytes(i); total += 1024)
+        memset(gb_alloc(1024), fill, 1024);
+}
+
+void gbs_small_regions_round(int n, size_t kept_bytes, int fill, void **kept)
+{
+    gb_region **nested = malloc((size_t)n * sizeof *nested);
+    if (!nested)
+        abort();
+    for (int i = 0; i < n; i++) {
+        nested[i] = gb_enter();
+        fill_small_region(i, fill);
+    }
+    kept[0] = kept_malloc(kept_bytes, fill);
+    for (int i = n - 1; i >= 0; i--)
+        gb_leave(nested[i]);
+    free(nested);
+    for (int i = 0; i < n; i++) {
+        gb_region *r = gb_enter();
+        fill_small_region(i, fill);
+        kept[i + 1] = kept_malloc(kept_bytes, fill);
+        gb_leave(r);
+    }
 }
 
 void gbs_hold_forever(void *arg)

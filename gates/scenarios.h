@@ -21,6 +21,16 @@
  * than any chunk the earlier rounds freed, so it comes from the top); leave. */
 void gbs_region_round(size_t bytes, size_t piece, size_t kept_bytes, int fill, void **kept);
 
+/* One round of many small regions, the shape of a parser or a request
+ * handler: n nested regions, region i filled in 1 KiB pieces to a size
+ * from 4 to 32 KiB (so each has a few blocks of 4 to 32 KiB), a malloc of
+ * kept_bytes made at their peak, all left innermost first; then n regions
+ * in sequence with the same sizes, each with a malloc of kept_bytes made
+ * while it is live. The n + 1 mallocs are returned in kept[0..n] (on glibc
+ * each lands above the region blocks freed before it and, from malloc,
+ * would keep them). */
+void gbs_small_regions_round(int n, size_t kept_bytes, int fill, void **kept);
+
 /* A coroutine body that keeps arg on its stack and yields forever. */
 void gbs_hold_forever(void *arg);
 
