@@ -6,7 +6,9 @@
 # a time (resident-size gates must not share the machine with each other),
 # and compares each cell with gates/expected.tsv: the clean build must be
 # green everywhere, each poison red in its gate for its stated reason.
-# First it proves the harness can fail (the failsafe). Writes build/gate/:
+# Before anything it checks that the builds (the columns of expected.tsv)
+# are clean and the poisons of poisons/faults.tsv, in its order; then it
+# proves the harness can fail (the failsafe). Writes build/gate/:
 # junit/<build>.xml, results.tsv, matrix.tsv, matrix.md. Exits non-zero if
 # any cell has the wrong colour.
 set -euo pipefail
@@ -17,6 +19,34 @@ cd "$root"
 # shellcheck source=ci/lib.sh
 source "$root/ci/lib.sh"
 gb_require gate.sh "base gate" cmake bats ps awk
+
+# check_columns EXPECTED FAULTS: stops unless the build columns of EXPECTED
+# (gates/expected.tsv) are exactly "clean" and then the poisons of FAULTS
+# (poisons/faults.tsv, the ones CMake builds), in the same order; a poison
+# in one and not the other would go unbuilt or unjudged.
+check_columns() {
+    local expected="$1" faults="$2" b
+    local -a have want missing=() extra=()
+    mapfile -t have < <(awk -F'\t' '!/^#/ && $1 == "gate" { for (i = 3; i <= NF; i++) print $i; exit }' "$expected")
+    mapfile -t want < <(echo clean; awk -F'\t' '!/^#/ && NF && $1 != "poison" { print $1 }' "$faults")
+    [[ "${have[*]}" == "${want[*]}" ]] && return 0
+    for b in "${want[@]}"; do
+        [[ " ${have[*]} " == *" $b "* ]] || missing+=("$b")
+    done
+    for b in "${have[@]}"; do
+        [[ " ${want[*]} " == *" $b "* ]] || extra+=("$b")
+    done
+    {
+        echo "gate.sh: the build columns of $expected are not \"clean\" and the poisons of $faults, in order:"
+        ((${#missing[@]})) && echo "  no column in $expected for: ${missing[*]}"
+        ((${#extra[@]})) && echo "  no row in $faults for the column: ${extra[*]}"
+        ((${#missing[@]} + ${#extra[@]})) || echo "  the same builds, in another order (or one twice)"
+        printf '  %-43s %s\n' "the columns of $expected:" "${have[*]}" "clean, then the rows of $faults:" "${want[*]}"
+    } >&2
+    exit 1
+}
+check_columns gates/expected.tsv poisons/faults.tsv
+echo "gate.sh: builds: the columns of gates/expected.tsv match poisons/faults.tsv"
 
 cmake --preset release "${generator[@]}" "${werror[@]}" >/dev/null
 cmake --build --preset release --parallel "$jobs"

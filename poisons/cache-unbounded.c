@@ -4,7 +4,7 @@
  * stays in its thread's cache, resident, so a left 400 MB region is still
  * resident after the leave; the runtime counts it (bytes_cached), so the
  * gate is red for the resident size, not for retained-below.
- * Must be caught by: region-400mb-map and region-400mb-library.
+ * Caught by: see poisons/faults.tsv.
  */
 #include "internal.h"
 

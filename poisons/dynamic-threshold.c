@@ -5,7 +5,7 @@
  * from the second round on a region's blocks come from the heap, where a
  * small allocation kept from the region's peak stops every trim (the
  * article: 405 MB held on Linux against 5 MB).
- * Must be caught by: region-400mb with the heap source, on glibc only.
+ * Caught by: see poisons/faults.tsv.
  */
 #include "internal.h"
 

@@ -6,8 +6,7 @@
  * (Linux shows them as LazyFree in smaps_rollup). The runtime's counters
  * say everything went back; ps says nothing did. An unmap "succeeds"
  * without unmapping, so the address range itself is never reused.
- * Must be caught by: every resident-size gate, red for lazy-free (the gate
- * reads LazyFree and names it).
+ * Caught by: see poisons/faults.tsv.
  */
 #include "internal.h"
 

@@ -5,8 +5,7 @@
  * xzone malloc keeps it all (the article: 841 MB held after leaving a
  * 400 MB region), glibc keeps it from the second round on unless a program
  * build fixed its threshold.
- * Must be caught by: region-400mb in the library build (glibc's dynamic
- * threshold is then in force) and on macOS, and released-is-gone.
+ * Caught by: see poisons/faults.tsv.
  */
 #include "internal.h"
 

@@ -6,8 +6,7 @@
  * still live, so thousands of small regions leave the process holding
  * their memory while every counter of the runtime reads zero (the
  * article's open item: "blocks under 16 KB are still kept by malloc").
- * Must be caught by: small-regions, red for retained-below, in the program
- * and the library build.
+ * Caught by: see poisons/faults.tsv.
  */
 #include "internal.h"
 

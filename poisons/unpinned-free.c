@@ -4,7 +4,7 @@
  * Takes out fix/pin_check.c: no frozen stack is ever found pinning a
  * region, so a coroutine that resumes reads memory that was unmapped (or
  * handed to someone else). This is the fault the pin check exists for.
- * Must be caught by: pinned-kept-then-freed, and the fuzzers under ASan.
+ * Caught by: see poisons/faults.tsv.
  */
 #include "internal.h"
 
