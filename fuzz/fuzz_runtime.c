@@ -1719,22 +1719,23 @@ static void teardown(void)
     for (int r = 0; r < S.nregions; r++)
         if (S.region[r].st != R_DROPPED)
             fail("end of input: the model still has region %d (state %d)", r, (int)S.region[r].st);
-    gb_stats st = stats();
     /* Every "now" field but map_budget (the block cache's too: gb_sweep
-     * gives it back). */
-    if (st.bytes_mapped || st.bytes_heap || st.bytes_meta || st.mappings || st.regions_live ||
-        st.regions_retired || st.bytes_retired || st.blocks_live || st.arenas_live ||
-        st.unmaps_pending || st.coros_live || st.stacks_pooled || st.slabs || st.bytes_small ||
-        st.bytes_cached || st.mappings_cached)
+     * gives it back), each named when it is not zero. */
+    gb_stats st = stats();
+    char held[1024];
+    size_t at = 0;
+#define FZ_HELD_GB_STAT_NOW(name)                                                                  \
+    if (st.name && at < sizeof held)                                                               \
+        at += (size_t)snprintf(held + at, sizeof held - at, " %s=%ju", #name, (uintmax_t)st.name);
+#define FZ_HELD_GB_STAT_KEPT(name) FZ_HELD_GB_STAT_NOW(name)
+#define FZ_HELD_GB_STAT_SETTING(name)
+#define FZ_HELD_GB_STAT_SINCE(name)
+#define FZ_HELD(kind, type, name) FZ_HELD_##kind(name)
+    GB_STATS_FIELDS(FZ_HELD)
+    if (at)
         fail("end of input: the runtime still holds memory after every region was left, every "
-             "coroutine freed and gb_sweep() ran: bytes_mapped=%zu bytes_heap=%zu bytes_meta=%zu "
-             "mappings=%zu regions_live=%zu regions_retired=%zu bytes_retired=%zu blocks_live=%zu "
-             "arenas_live=%zu unmaps_pending=%zu coros_live=%zu stacks_pooled=%zu slabs=%zu "
-             "bytes_small=%zu bytes_cached=%zu mappings_cached=%zu",
-             st.bytes_mapped, st.bytes_heap, st.bytes_meta, st.mappings, st.regions_live,
-             st.regions_retired, st.bytes_retired, st.blocks_live, st.arenas_live,
-             st.unmaps_pending, st.coros_live, st.stacks_pooled, st.slabs, st.bytes_small,
-             st.bytes_cached, st.mappings_cached);
+             "coroutine freed and gb_sweep() ran:%s",
+             held);
     for (int i = 0; i < S.nallocs; i++)
         free(S.alloc[i].shadow);
     for (int i = 0; i < S.nvecs; i++)

@@ -361,6 +361,50 @@ typedef struct gb_stats {
     uint64_t cache_hits;        /* blocks handed out from the cache, since init */
 } gb_stats;
 
+/* Every field of gb_stats once, in order, as X(kind, type, name), so that a
+ * caller can walk them (print them all, check a set of them, diff two
+ * readings) without naming each one; the runtime's own counters, their
+ * copy-out and its tests are made from this list too. kind is one of the
+ * tokens (not macros; paste them, e.g. MY_##kind):
+ *   GB_STAT_NOW      held now; 0 once every region is left, every retired one
+ *                    freed, every coroutine freed and gb_sweep has run;
+ *   GB_STAT_KEPT     held now, and kept by design until gb_sweep or thread
+ *                    exit even then (the block cache);
+ *   GB_STAT_SETTING  a setting, not a counter (map_budget);
+ *   GB_STAT_SINCE    counted since init. */
+#define GB_STATS_FIELDS(X)                                                   \
+    X(GB_STAT_NOW, size_t, bytes_mapped)                                     \
+    X(GB_STAT_NOW, size_t, bytes_heap)                                       \
+    X(GB_STAT_NOW, size_t, bytes_meta)                                       \
+    X(GB_STAT_NOW, size_t, mappings)                                         \
+    X(GB_STAT_SETTING, size_t, map_budget)                                   \
+    X(GB_STAT_NOW, size_t, regions_live)                                     \
+    X(GB_STAT_NOW, size_t, regions_retired)                                  \
+    X(GB_STAT_NOW, size_t, bytes_retired)                                    \
+    X(GB_STAT_NOW, size_t, blocks_live)                                      \
+    X(GB_STAT_NOW, size_t, arenas_live)                                      \
+    X(GB_STAT_NOW, size_t, unmaps_pending)                                   \
+    X(GB_STAT_SINCE, uint64_t, fallbacks_budget)                             \
+    X(GB_STAT_SINCE, uint64_t, fallbacks_mmap)                               \
+    X(GB_STAT_SINCE, uint64_t, unmap_failures)                               \
+    X(GB_STAT_SINCE, uint64_t, grows_remap)                                  \
+    X(GB_STAT_SINCE, uint64_t, grows_copy)                                   \
+    X(GB_STAT_SINCE, uint64_t, compactions)                                  \
+    X(GB_STAT_NOW, size_t, coros_live)                                       \
+    X(GB_STAT_NOW, size_t, stacks_pooled)                                    \
+    X(GB_STAT_SINCE, uint64_t, pin_words_scanned)                            \
+    X(GB_STAT_SINCE, uint64_t, pin_probes)                                   \
+    X(GB_STAT_SINCE, uint64_t, pin_tries)                                    \
+    X(GB_STAT_SINCE, uint64_t, pin_tries_skipped)                            \
+    X(GB_STAT_SINCE, uint64_t, retirements)                                  \
+    X(GB_STAT_SINCE, uint64_t, sweeps)                                       \
+    X(GB_STAT_NOW, size_t, slabs)                                            \
+    X(GB_STAT_NOW, size_t, bytes_small)                                      \
+    X(GB_STAT_NOW, size_t, bytes_small_dirty)                                \
+    X(GB_STAT_KEPT, size_t, bytes_cached)                                    \
+    X(GB_STAT_KEPT, size_t, mappings_cached)                                 \
+    X(GB_STAT_SINCE, uint64_t, cache_hits)
+
 GB_API void gb_stats_get(gb_stats *out);
 
 /* The process's resident size as the OS reports it, in bytes. footprint is

@@ -3,34 +3,10 @@
  * The article's runtime gave a compacted map an arena of its own and tied
  * it to nothing: the map's struct went with its region, the arena with
  * nothing, and 8,000 maps left 991 MB behind on macOS. Here an arena is
- * bound when it is opened (fix/arena_bind.c) and a region closes the arenas
- * on its list when it is given back.
+ * bound when it is opened and unbound when it is closed (fix/arena_bind.c),
+ * and a region closes the arenas on its list when it is given back.
  */
 #include "internal.h"
-
-void gb__arena_link(gb_region *r, gb__arena *a)
-{
-    a->holder = r;
-    a->prev = NULL;
-    a->next = r->arenas;
-    if (r->arenas)
-        r->arenas->prev = a;
-    r->arenas = a;
-}
-
-void gb__arena_unlink(gb__arena *a)
-{
-    if (!a->holder)
-        return;
-    if (a->prev)
-        a->prev->next = a->next;
-    else
-        a->holder->arenas = a->next;
-    if (a->next)
-        a->next->prev = a->prev;
-    a->next = a->prev = NULL;
-    a->holder = NULL;
-}
 
 void gb__arena_open(gb__arena *a, gb_region *holder, size_t n)
 {
@@ -43,7 +19,7 @@ void gb__arena_open(gb__arena *a, gb_region *holder, size_t n)
 
 void gb__arena_close(gb__arena *a)
 {
-    gb__arena_unlink(a);
+    gb__fix_arena_unbind(a);
     gb__chunk_put(a->chunk);
     a->chunk = (gb__chunk){0};
     GB__SUB(arenas_live, 1);

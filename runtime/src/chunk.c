@@ -16,7 +16,7 @@
  * cost of a small region that is entered and left over and over.
  */
 #include "internal.h"
-#include "tools.h"
+#include "sanitizers.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -10,7 +10,7 @@
  */
 #include "internal.h"
 #include "switch/switch.h"
-#include "tools.h"
+#include "sanitizers.h"
 
 #include <signal.h>
 #include <stdlib.h>

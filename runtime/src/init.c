@@ -21,40 +21,46 @@ void gb_options_init(gb_options *o)
     memset(o, 0, sizeof *o);
 }
 
-static gb_blocks blocks_from_env(void)
+/* The environment's choices, one table: a variable, the words it takes
+ * and the value each word means (the first word, like an unset or empty
+ * variable, is "auto"). A word it does not know stops the process naming
+ * the words it does. */
+typedef struct env_choice {
+    const char *var;
+    const char *words[3];
+    int values[3];
+} env_choice;
+
+static const env_choice ENV_BLOCKS = {"GB_BLOCKS", {"auto", "map", "heap"},
+                                      {GB_BLOCKS_AUTO, GB_BLOCKS_MAP, GB_BLOCKS_HEAP}};
+static const env_choice ENV_GROW = {"GB_GROW", {"auto", "remap", "copy"},
+                                    {GB_GROW_AUTO, GB_GROW_REMAP, GB_GROW_COPY}};
+static const env_choice ENV_SMALL = {"GB_SMALL", {"auto", "slab", "malloc"},
+                                     {GB_SMALL_AUTO, GB_SMALL_SLAB, GB_SMALL_MALLOC}};
+
+static int env_word(const env_choice *c)
 {
-    const char *v = getenv("GB_BLOCKS");
-    if (!v || !*v || strcmp(v, "auto") == 0)
-        return GB_BLOCKS_AUTO;
-    if (strcmp(v, "map") == 0)
-        return GB_BLOCKS_MAP;
-    if (strcmp(v, "heap") == 0)
-        return GB_BLOCKS_HEAP;
-    gb__die("GB_BLOCKS=%s: expected map, heap or auto", v);
+    const char *v = getenv(c->var);
+    if (!v || !*v)
+        return c->values[0];
+    for (int i = 0; i < 3; i++)
+        if (strcmp(v, c->words[i]) == 0)
+            return c->values[i];
+    gb__die("%s=%s: expected %s, %s or %s", c->var, v, c->words[1], c->words[2], c->words[0]);
 }
 
-static gb_growth growth_from_env(void)
+/* A whole number from the environment, at most max; 0 when unset or empty.
+ * `what` says what it counts, for the message. */
+static unsigned long long env_number(const char *var, unsigned long long max, const char *what)
 {
-    const char *v = getenv("GB_GROW");
-    if (!v || !*v || strcmp(v, "auto") == 0)
-        return GB_GROW_AUTO;
-    if (strcmp(v, "remap") == 0)
-        return GB_GROW_REMAP;
-    if (strcmp(v, "copy") == 0)
-        return GB_GROW_COPY;
-    gb__die("GB_GROW=%s: expected remap, copy or auto", v);
-}
-
-static bool small_from_env(gb_small small)
-{
-    if (small != GB_SMALL_AUTO)
-        return small == GB_SMALL_SLAB;
-    const char *v = getenv("GB_SMALL");
-    if (!v || !*v || strcmp(v, "auto") == 0 || strcmp(v, "slab") == 0)
-        return true;
-    if (strcmp(v, "malloc") == 0)
-        return false;
-    gb__die("GB_SMALL=%s: expected slab, malloc or auto", v);
+    const char *v = getenv(var);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end || v[0] == '-' || n > max)
+        gb__die("%s=%s: expected %s", var, v, what);
+    return n;
 }
 
 /* The block cache bound: the option, else GB_CACHE in KiB or "off". */
@@ -69,23 +75,7 @@ static size_t cache_from(size_t opt)
         return GB_CACHE_DEFAULT;
     if (strcmp(v, "off") == 0)
         return 0;
-    char *end;
-    unsigned long long kib = strtoull(v, &end, 10);
-    if (*end || v[0] == '-' || kib > (SIZE_MAX >> 10))
-        gb__die("GB_CACHE=%s: expected a size in KiB or off", v);
-    return (size_t)kib * 1024;
-}
-
-static unsigned stress_from_env(void)
-{
-    const char *v = getenv("GB_STRESS");
-    if (!v || !*v)
-        return 0;
-    char *end;
-    unsigned long n = strtoul(v, &end, 10);
-    if (*end || n > 1000000000ul || v[0] == '-')
-        gb__die("GB_STRESS=%s: expected a whole number of safepoints (0 turns it off)", v);
-    return (unsigned)n;
+    return (size_t)env_number("GB_CACHE", SIZE_MAX >> 10, "a size in KiB or off") * 1024;
 }
 
 /* The budget leaves the host an eighth of the OS limit, and at least 1024
@@ -103,7 +93,7 @@ static void configure(const gb_options *o)
     gb__os_init();
     gb__config c = {0};
 
-    c.blocks = o->blocks != GB_BLOCKS_AUTO ? o->blocks : blocks_from_env();
+    c.blocks = o->blocks != GB_BLOCKS_AUTO ? o->blocks : (gb_blocks)env_word(&ENV_BLOCKS);
     /* The default is the runtime's own mappings in every build on every
      * OS: it is the faster source here (the README's block-source table)
      * and the only one whose small blocks leave too; from malloc, glibc
@@ -113,7 +103,7 @@ static void configure(const gb_options *o)
     else if (c.blocks != GB_BLOCKS_MAP && c.blocks != GB_BLOCKS_HEAP)
         gb__die("gb_init: blocks=%d is not a gb_blocks value", (int)c.blocks);
 
-    c.growth = o->growth != GB_GROW_AUTO ? o->growth : growth_from_env();
+    c.growth = o->growth != GB_GROW_AUTO ? o->growth : (gb_growth)env_word(&ENV_GROW);
     if (c.growth == GB_GROW_AUTO)
         c.growth = gb__os.remap ? GB_GROW_REMAP : GB_GROW_COPY;
     else if (c.growth != GB_GROW_REMAP && c.growth != GB_GROW_COPY)
@@ -128,11 +118,16 @@ static void configure(const gb_options *o)
     if (c.first_block < 256 || c.block_cap < c.first_block)
         gb__die("gb_init: first_block (%zu) must be at least 256 and at most block_cap (%zu)",
                 c.first_block, c.block_cap);
-    c.stress = o->stress ? o->stress : stress_from_env();
+    c.stress = o->stress ? o->stress
+                         : (unsigned)env_number("GB_STRESS", 1000000000ull,
+                                                "a whole number of safepoints (0 turns it off)");
     /* With the map source, chunks too small for a mapping of their own
      * come from the runtime's slabs, so they leave too; GB_SMALL=malloc
      * (or the option) puts them back in malloc, for comparison. */
-    c.small_slabs = c.blocks == GB_BLOCKS_MAP && small_from_env(o->small);
+    gb_small small = o->small != GB_SMALL_AUTO ? o->small : (gb_small)env_word(&ENV_SMALL);
+    if (small != GB_SMALL_AUTO && small != GB_SMALL_SLAB && small != GB_SMALL_MALLOC)
+        gb__die("gb_init: small=%d is not a gb_small value", (int)small);
+    c.small_slabs = c.blocks == GB_BLOCKS_MAP && small != GB_SMALL_MALLOC;
     c.cache_bytes = cache_from(o->cache_bytes);
 
     /* A program build fixes glibc's threshold whatever the block source:

@@ -75,20 +75,16 @@ static inline void gb__ensure_init(void)
 
 /* ----------------------------------------------------------------- stats */
 
-/* The process-wide counters behind gb_stats. Each is updated with a relaxed
- * atomic add next to the action it counts, never estimated. */
+/* The process-wide counters behind gb_stats, one per field of
+ * GB_STATS_FIELDS but the setting. Each is updated with a relaxed atomic
+ * add next to the action it counts, never estimated. */
+#define GB__COUNTER_GB_STAT_NOW(type, name) _Atomic(type) name;
+#define GB__COUNTER_GB_STAT_KEPT(type, name) _Atomic(type) name;
+#define GB__COUNTER_GB_STAT_SINCE(type, name) _Atomic(type) name;
+#define GB__COUNTER_GB_STAT_SETTING(type, name)
+#define GB__COUNTER(kind, type, name) GB__COUNTER_##kind(type, name)
 typedef struct gb__counters {
-    atomic_size_t bytes_mapped, bytes_heap, bytes_meta, mappings;
-    atomic_size_t regions_live, regions_retired, bytes_retired;
-    atomic_size_t blocks_live, arenas_live, unmaps_pending;
-    atomic_uint_fast64_t fallbacks_budget, fallbacks_mmap, unmap_failures;
-    atomic_uint_fast64_t grows_remap, grows_copy, compactions;
-    atomic_size_t coros_live, stacks_pooled;
-    atomic_uint_fast64_t pin_words_scanned, pin_probes, pin_tries, pin_tries_skipped;
-    atomic_uint_fast64_t retirements, sweeps;
-    atomic_size_t slabs, bytes_small, bytes_small_dirty;
-    atomic_size_t bytes_cached, mappings_cached;
-    atomic_uint_fast64_t cache_hits;
+    GB_STATS_FIELDS(GB__COUNTER)
 } gb__counters;
 
 extern gb__counters gb__stat;
@@ -147,27 +143,8 @@ void gb__mapping_unreserve(size_t n);
 /* Tries again to unmap the ranges whose munmap failed. */
 void gb__chunk_retry_unmaps(void);
 
-/* The block-source fix (fix/block_map.c): whether a chunk of n bytes should
- * be the runtime's own mapping. */
-bool gb__fix_chunk_is_mapped(size_t n);
-
-/* The small-chunk fix (fix/small_slab.c): whether a chunk of n bytes that
- * is not mapped on its own comes from the runtime's slabs (else malloc). */
-bool gb__fix_small_from_slab(size_t n);
-
-/* The cache bound (fix/cache_bound.c): whether a thread's block cache that
- * holds `cached` bytes may keep `add` more. */
-bool gb__fix_cache_admits(size_t cached, size_t add);
-
-/* The give-back fix (fix/give_back.c): every unmap and every release of
- * pages the runtime keeps mapped goes through these two, with the promises
- * of gb__os.unmap and gb__os.release. */
-int gb__fix_unmap(void *p, size_t n);
-int gb__fix_release(void *p, size_t n);
-
-/* The threshold fix (fix/threshold.c): at init of a program build, fix
- * glibc's mmap threshold unless the user chose one. Returns true when it did. */
-bool gb__fix_malloc_threshold(void);
+/* The fixes' seams, and what of the runtime the fix files may call, are
+ * declared in fix/fix.h, included at the end of this file. */
 
 /* --------------------------------------------------------------- regions */
 
@@ -378,8 +355,7 @@ void gb__rstack_pop(gb__rstack *s);
  * retired while something pins it (pin.c). */
 void gb__region_release(gb_region *r);
 
-/* True when p points into one of r's blocks or arenas. */
-bool gb__region_contains(const gb_region *r, const void *p);
+/* gb__region_contains, what a pin check asks of each word: fix/fix.h. */
 
 /* ------------------------------------------------------------ coroutines */
 
@@ -481,26 +457,10 @@ static inline void gb__coro_frozen_remove(gb__thread *t, gb_coro *c)
         c->fnext->fprev = c->fprev;
     c->fnext = c->fprev = NULL;
 }
-/* Tries the retired regions of t that need it. */
+/* Tries the retired regions of t that need it (fix/retry.c chooses which). */
 void gb__pin_retry(gb__thread *t);
-/* The frozen coroutine of this thread whose stack points into r, or NULL. */
-gb_coro *gb__pin_search(gb_region *r);
-/* Whether c's frozen stack points into r: by its summary (clean) or by
- * walking it (the quadratic-walk poison). */
-bool gb__pin_summary_hits(gb_coro *c, const gb_region *r);
-bool gb__pin_walk_hits(gb_coro *c, const gb_region *r);
-
-/* Tries retired region r now: frees it, or records the coroutine pinning it. */
-void gb__pin_try(gb__thread *t, gb_region *r);
-
-/* The retry fix (fix/retry.c): which retired regions a retry tries, and how
- * a try asks one coroutine. */
-void gb__fix_retry(gb__thread *t);
-bool gb__fix_coro_points_into(gb_coro *c, const gb_region *r);
-
-/* The pin check itself (fix/pin_check.c): the coroutine pinning r, or NULL
- * when r may be freed. */
-gb_coro *gb__fix_pinner(gb_region *r);
+/* The pin check (fix/pin_check.c), the retry fix (fix/retry.c) and what
+ * they use of pin.c (gb__pin_try, gb__pin_frozen_words): fix/fix.h. */
 
 /* ---------------------------------------------------------------- arenas */
 
@@ -523,13 +483,8 @@ void gb__arena_open(gb__arena *a, gb_region *holder, size_t n);
 /* Gives the arena's chunk back and unbinds it. */
 void gb__arena_close(gb__arena *a);
 
-/* The arena-binding fix (fix/arena_bind.c): ties a newly opened arena to
- * the region holding its container's struct. */
-void gb__fix_arena_bind(gb_region *holder, gb__arena *a);
-
-/* Links and unlinks an arena in its holder region's list. */
-void gb__arena_link(gb_region *r, gb__arena *a);
-void gb__arena_unlink(gb__arena *a);
+/* Binding an arena to its holder region and unbinding it are the arena
+ * fix (fix/arena_bind.c): fix/fix.h. */
 
 /* Overflow-checked arithmetic that stops the process naming `what`. */
 size_t gb__add(size_t a, size_t b, const char *what);
@@ -546,5 +501,7 @@ static inline size_t gb__round_up_checked(size_t n, size_t to, const char *what)
 {
     return gb__add(n, to - 1, what) & ~(to - 1);
 }
+
+#include "fix/fix.h"
 
 #endif /* GB_INTERNAL_H */

@@ -15,11 +15,16 @@
  *     the pointer).
  * No region is freed while a frozen stack points into it, and none is kept
  * after the witness has gone and a try has run.
+ *
+ * This file is the mechanism: the retired lists, witnesses, the words of a
+ * frozen stack, a try, and the running coroutine's live stack. The fixes
+ * it serves are whole in their files (fix/fix.h): the pin check, the
+ * search over frozen stacks (fix/pin_check.c), and the retry fix, which
+ * regions a retry tries and how a try asks one coroutine, by its summary
+ * (fix/retry.c).
  */
 #include "internal.h"
-#include "tools.h"
-
-#include <stdlib.h>
+#include "sanitizers.h"
 
 /* ----------------------------------------------------- retired lists */
 
@@ -87,85 +92,12 @@ void gb__coro_release_witnessed_slow(gb_coro *c)
 /* The words of c's frozen stack. Read without ASan's checks: live frames
  * below a suspended coroutine's sp hold redzones, and the scan reads every
  * word on purpose. */
-GB__NO_ASAN static size_t frozen_words(const gb_coro *c, const uintptr_t **words)
+GB__NO_ASAN size_t gb__pin_frozen_words(const gb_coro *c, const uintptr_t **words)
 {
     *words = (const uintptr_t *)c->sp;
     size_t n = (size_t)((const uintptr_t *)c->stack_hi - (const uintptr_t *)c->sp);
     gb__vg_make_defined(c->sp, n * sizeof(uintptr_t));
     return n;
-}
-
-static int cmp_word(const void *a, const void *b)
-{
-    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-GB__NO_ASAN static void build_summary(gb_coro *c)
-{
-    const uintptr_t *w;
-    size_t n = frozen_words(c, &w);
-    if (n > c->summary_cap) {
-        uintptr_t *v = realloc(c->summary, n * sizeof *v);
-        if (!v)
-            gb__die("out of memory: no stack summary for %zu words", n);
-        GB__ADD(bytes_meta, (n - c->summary_cap) * sizeof *v);
-        c->summary = v;
-        c->summary_cap = n;
-    }
-    /* Words below the first page cannot point into a block; dropping them
-     * keeps summaries short (zeros, small integers, flags). */
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (w[i] >= 4096)
-            c->summary[k++] = w[i];
-    qsort(c->summary, k, sizeof *c->summary, cmp_word);
-    size_t u = 0;
-    for (size_t i = 0; i < k; i++)
-        if (u == 0 || c->summary[u - 1] != c->summary[i])
-            c->summary[u++] = c->summary[i];
-    c->nsummary = u;
-    c->summary_valid = true;
-    GB__ADD(pin_words_scanned, n);
-}
-
-/* Whether the sorted summary holds a word in [lo, hi). */
-static bool summary_has_range(const gb_coro *c, uintptr_t lo, uintptr_t hi)
-{
-    size_t a = 0, b = c->nsummary;
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (c->summary[m] < lo)
-            a = m + 1;
-        else
-            b = m;
-    }
-    GB__ADD(pin_probes, 1);
-    return a < c->nsummary && c->summary[a] < hi;
-}
-
-bool gb__pin_summary_hits(gb_coro *c, const gb_region *r)
-{
-    if (!c->summary_valid)
-        build_summary(c);
-    for (const gb__block *b = r->blocks; b; b = b->next)
-        if (summary_has_range(c, (uintptr_t)b->chunk.base, (uintptr_t)b->chunk.base + b->chunk.size))
-            return true;
-    for (const gb__arena *a = r->arenas; a; a = a->next)
-        if (summary_has_range(c, (uintptr_t)a->chunk.base, (uintptr_t)a->chunk.base + a->chunk.size))
-            return true;
-    return false;
-}
-
-GB__NO_ASAN bool gb__pin_walk_hits(gb_coro *c, const gb_region *r)
-{
-    const uintptr_t *w;
-    size_t n = frozen_words(c, &w);
-    GB__ADD(pin_words_scanned, n);
-    for (size_t i = 0; i < n; i++)
-        if (w[i] >= 4096 && gb__region_contains(r, (const void *)w[i]))
-            return true;
-    return false;
 }
 
 /* Whether the running coroutine c's live stack, from the caller's frame
@@ -192,14 +124,6 @@ GB__NO_ASAN __attribute__((noinline)) static bool running_points_into(gb_coro *c
 {
     __builtin_unwind_init();
     return live_words_hit(c, r);
-}
-
-gb_coro *gb__pin_search(gb_region *r)
-{
-    for (gb_coro *c = gb__self()->frozen; c; c = c->fnext)
-        if (gb__fix_coro_points_into(c, r))
-            return c;
-    return NULL;
 }
 
 /* ------------------------------------------------------------ retirement */

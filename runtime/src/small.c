@@ -13,7 +13,7 @@
  * leaves the chunk to malloc, as chunk.c does for large ones.
  */
 #include "internal.h"
-#include "tools.h"
+#include "sanitizers.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
  * on Linux), so a pooled stack costs address space, not memory.
  */
 #include "internal.h"
-#include "tools.h"
+#include "sanitizers.h"
 
 #include <pthread.h>
 #include <stdlib.h>

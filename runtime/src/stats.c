@@ -6,46 +6,33 @@
  */
 #include "internal.h"
 
+#include <stddef.h>
+
 gb__counters gb__stat;
 
-#define LOAD(f) atomic_load_explicit(&gb__stat.f, memory_order_relaxed)
+/* The public struct is written out for its readers; it must be exactly
+ * the list, field for field. */
+#define GB__MIRROR(kind, type, name) type name;
+typedef struct gb__stats_mirror {
+    GB_STATS_FIELDS(GB__MIRROR)
+} gb__stats_mirror;
+#define GB__SAME_OFFSET(kind, type, name)                                                       \
+    _Static_assert(offsetof(gb_stats, name) == offsetof(gb__stats_mirror, name),                 \
+                   "gb_stats." #name " is not where GB_STATS_FIELDS puts it");
+GB_STATS_FIELDS(GB__SAME_OFFSET)
+_Static_assert(sizeof(gb_stats) == sizeof(gb__stats_mirror), "gb_stats has fields GB_STATS_FIELDS lacks");
+
+#define GB__LOAD_GB_STAT_NOW(name) out->name = atomic_load_explicit(&gb__stat.name, memory_order_relaxed);
+#define GB__LOAD_GB_STAT_KEPT(name) GB__LOAD_GB_STAT_NOW(name)
+#define GB__LOAD_GB_STAT_SINCE(name) GB__LOAD_GB_STAT_NOW(name)
+#define GB__LOAD_GB_STAT_SETTING(name)
+#define GB__LOAD(kind, type, name) GB__LOAD_##kind(name)
 
 void gb_stats_get(gb_stats *out)
 {
     gb__ensure_init();
-    *out = (gb_stats){
-        .bytes_mapped = LOAD(bytes_mapped),
-        .bytes_heap = LOAD(bytes_heap),
-        .bytes_meta = LOAD(bytes_meta),
-        .mappings = LOAD(mappings),
-        .map_budget = gb__cfg.map_budget,
-        .regions_live = LOAD(regions_live),
-        .regions_retired = LOAD(regions_retired),
-        .bytes_retired = LOAD(bytes_retired),
-        .blocks_live = LOAD(blocks_live),
-        .arenas_live = LOAD(arenas_live),
-        .unmaps_pending = LOAD(unmaps_pending),
-        .fallbacks_budget = LOAD(fallbacks_budget),
-        .fallbacks_mmap = LOAD(fallbacks_mmap),
-        .unmap_failures = LOAD(unmap_failures),
-        .grows_remap = LOAD(grows_remap),
-        .grows_copy = LOAD(grows_copy),
-        .compactions = LOAD(compactions),
-        .coros_live = LOAD(coros_live),
-        .stacks_pooled = LOAD(stacks_pooled),
-        .pin_words_scanned = LOAD(pin_words_scanned),
-        .pin_probes = LOAD(pin_probes),
-        .pin_tries = LOAD(pin_tries),
-        .pin_tries_skipped = LOAD(pin_tries_skipped),
-        .retirements = LOAD(retirements),
-        .sweeps = LOAD(sweeps),
-        .slabs = LOAD(slabs),
-        .bytes_small = LOAD(bytes_small),
-        .bytes_small_dirty = LOAD(bytes_small_dirty),
-        .bytes_cached = LOAD(bytes_cached),
-        .mappings_cached = LOAD(mappings_cached),
-        .cache_hits = LOAD(cache_hits),
-    };
+    GB_STATS_FIELDS(GB__LOAD)
+    out->map_budget = gb__cfg.map_budget;
 }
 
 int gb_resident_get(gb_resident *out)

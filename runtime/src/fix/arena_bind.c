@@ -8,7 +8,28 @@
  */
 #include "internal.h"
 
+/* a joins the head of holder's list of arenas. */
 void gb__fix_arena_bind(gb_region *holder, gb__arena *a)
 {
-    gb__arena_link(holder, a);
+    a->holder = holder;
+    a->prev = NULL;
+    a->next = holder->arenas;
+    if (holder->arenas)
+        holder->arenas->prev = a;
+    holder->arenas = a;
+}
+
+/* a leaves its holder's list, if it is on one. */
+void gb__fix_arena_unbind(gb__arena *a)
+{
+    if (!a->holder)
+        return;
+    if (a->prev)
+        a->prev->next = a->next;
+    else
+        a->holder->arenas = a->next;
+    if (a->next)
+        a->next->prev = a->prev;
+    a->next = a->prev = NULL;
+    a->holder = NULL;
 }

@@ -9,7 +9,12 @@
  */
 #include "internal.h"
 
+/* Every frozen coroutine of this thread is asked (how: fix/retry.c); the
+ * first that points into r pins it. */
 gb_coro *gb__fix_pinner(gb_region *r)
 {
-    return gb__pin_search(r);
+    for (gb_coro *c = gb__self()->frozen; c; c = c->fnext)
+        if (gb__fix_coro_points_into(c, r))
+            return c;
+    return NULL;
 }

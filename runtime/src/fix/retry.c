@@ -10,6 +10,11 @@
  * the old behaviour: always try, always walk.
  */
 #include "internal.h"
+#include "sanitizers.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------- which regions a retry tries */
 
 void gb__fix_retry(gb__thread *t)
 {
@@ -20,7 +25,71 @@ void gb__fix_retry(gb__thread *t)
         gb__pin_try(t, t->retired_dirty);
 }
 
+/* ------------------------------------------- how a try asks one coroutine */
+
+static int cmp_word(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* c's summary: the sorted distinct words of its frozen stack. Reads every
+ * word of the stack (see gb__pin_frozen_words), so without ASan's checks;
+ * stale once c runs again (gb__coro_thawed). */
+GB__NO_ASAN static void build_summary(gb_coro *c)
+{
+    const uintptr_t *w;
+    size_t n = gb__pin_frozen_words(c, &w);
+    if (n > c->summary_cap) {
+        uintptr_t *v = realloc(c->summary, n * sizeof *v);
+        if (!v)
+            gb__die("out of memory: no stack summary for %zu words", n);
+        GB__ADD(bytes_meta, (n - c->summary_cap) * sizeof *v);
+        c->summary = v;
+        c->summary_cap = n;
+    }
+    /* Words below the first page cannot point into a block; dropping them
+     * keeps summaries short (zeros, small integers, flags). */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (w[i] >= 4096)
+            c->summary[k++] = w[i];
+    qsort(c->summary, k, sizeof *c->summary, cmp_word);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || c->summary[u - 1] != c->summary[i])
+            c->summary[u++] = c->summary[i];
+    c->nsummary = u;
+    c->summary_valid = true;
+    GB__ADD(pin_words_scanned, n);
+}
+
+/* Whether the sorted summary holds a word in [lo, hi). */
+static bool summary_has_range(const gb_coro *c, uintptr_t lo, uintptr_t hi)
+{
+    size_t a = 0, b = c->nsummary;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (c->summary[m] < lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    GB__ADD(pin_probes, 1);
+    return a < c->nsummary && c->summary[a] < hi;
+}
+
+/* One binary search per block and arena of r, whatever the number of
+ * regions left since c's summary was built. */
 bool gb__fix_coro_points_into(gb_coro *c, const gb_region *r)
 {
-    return gb__pin_summary_hits(c, r);
+    if (!c->summary_valid)
+        build_summary(c);
+    for (const gb__block *b = r->blocks; b; b = b->next)
+        if (summary_has_range(c, (uintptr_t)b->chunk.base, (uintptr_t)b->chunk.base + b->chunk.size))
+            return true;
+    for (const gb__arena *a = r->arenas; a; a = a->next)
+        if (summary_has_range(c, (uintptr_t)a->chunk.base, (uintptr_t)a->chunk.base + a->chunk.size))
+            return true;
+    return false;
 }

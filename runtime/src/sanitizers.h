@@ -1,5 +1,5 @@
-/* tools.h -- telling AddressSanitizer, ThreadSanitizer and Valgrind about
- * stack switches.
+/* sanitizers.h -- telling AddressSanitizer, ThreadSanitizer and Valgrind
+ * about stack switches and about memory given back but kept mapped.
  *
  * Each tool tracks one stack per thread; a coroutine switch moves the stack
  * pointer to memory they think is the heap. ASan must be told at every
@@ -8,11 +8,13 @@
  * coroutine that is dropped without finishing would leave frames on for
  * good (its CHECK on a 64K-frame trace stops the process), so each
  * coroutine is a TSan fiber of its own; Valgrind must know each stack's
- * range, or Memcheck takes every switch for a wild stack access. Without
- * the tools these are empty.
+ * range, or Memcheck takes every switch for a wild stack access. Memory the
+ * runtime keeps mapped after giving it back (a cached block, a slab's
+ * freed units) is poisoned for ASan, so a touch is reported as one of a
+ * freed heap block would be. Without the tools these are empty.
  */
-#ifndef GB_TOOLS_H
-#define GB_TOOLS_H
+#ifndef GB_SANITIZERS_H
+#define GB_SANITIZERS_H
 
 #include <stddef.h>
 

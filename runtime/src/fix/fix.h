@@ -1,0 +1,87 @@
+/* fix.h -- the seams of the fixes, and the mechanism the fix files use.
+ *
+ * Each fix is one file in runtime/src/fix/, whole: it defines the functions
+ * listed under its name below, and the poison that takes it out
+ * (poisons/) defines the same functions with the old behaviour; CMake links
+ * one or the other into each build. The rest of the runtime reaches a fix
+ * only through these seams.
+ *
+ * A fix file, and a poison, may call the functions under "Mechanism" at the
+ * end, besides internal.h's general facilities (gb__cfg, gb__os and the OS
+ * layer, gb__self, gb__die, the counters) and read the structs it declares;
+ * only pin.c changes the retired lists and witnesses. Whatever a poison
+ * needs beyond that lives in the poison: the shipped libraries hold no
+ * poison code (tests/install/check_no_poison.cmake).
+ *
+ * Included at the end of internal.h, whose types it uses.
+ */
+#ifndef GB_FIX_H
+#define GB_FIX_H
+
+#include "internal.h"
+
+/* ------------------------------------------------------------------ seams */
+
+/* fix/block_map.c (poison malloc-back): whether a chunk of n bytes should
+ * be the runtime's own mapping. Called by chunk.c. */
+bool gb__fix_chunk_is_mapped(size_t n);
+
+/* fix/small_slab.c (poison small-from-malloc): whether a chunk of n bytes
+ * that is not mapped on its own comes from the runtime's slabs (else
+ * malloc). Called by chunk.c. */
+bool gb__fix_small_from_slab(size_t n);
+
+/* fix/cache_bound.c (poison cache-unbounded): whether a thread's block
+ * cache that holds `cached` bytes may keep `add` more. Called by chunk.c. */
+bool gb__fix_cache_admits(size_t cached, size_t add);
+
+/* fix/give_back.c (poison lazy-free): every unmap, and every release of
+ * pages the runtime keeps mapped, with the promises of gb__os.unmap and
+ * gb__os.release. Called by chunk.c, small.c and stack.c. */
+int gb__fix_unmap(void *p, size_t n);
+int gb__fix_release(void *p, size_t n);
+
+/* fix/threshold.c (poison dynamic-threshold): at init of a program build,
+ * fixes glibc's mmap threshold unless the user chose one; true when it
+ * did. Called by init.c. */
+bool gb__fix_malloc_threshold(void);
+
+/* fix/arena_bind.c (poison unbound-map-arena): binds a newly opened arena
+ * to the region holding its container's struct (onto holder's list of
+ * arenas, given back with it), and unbinds it when it is closed. Called by
+ * arena.c. */
+void gb__fix_arena_bind(gb_region *holder, gb__arena *a);
+void gb__fix_arena_unbind(gb__arena *a);
+
+/* fix/pin_check.c (poison unpinned-free): the frozen coroutine of this
+ * thread whose stack points into r, or NULL when r may be freed. Called by
+ * pin.c when a region is left and when a retired one is tried. */
+gb_coro *gb__fix_pinner(gb_region *r);
+
+/* fix/retry.c (poison quadratic-walk): which retired regions of t a retry
+ * tries (each through gb__pin_try). Called by pin.c (gb__pin_retry) when t
+ * has retired regions. */
+void gb__fix_retry(gb__thread *t);
+
+/* fix/retry.c (poison quadratic-walk): whether frozen coroutine c's stack
+ * holds a word pointing into r, the question a try asks each coroutine.
+ * Called by the pin check. */
+bool gb__fix_coro_points_into(gb_coro *c, const gb_region *r);
+
+/* -------------------------------------------------------------- mechanism */
+
+/* pin.c: tries retired region r of t now: frees it, or records the
+ * coroutine pinning it (gb__fix_pinner, then the running coroutine's live
+ * stack) as its witness. */
+void gb__pin_try(gb__thread *t, gb_region *r);
+
+/* pin.c: the words of frozen coroutine c's stack, [sp, stack_hi), saved
+ * registers included: sets *words, returns their number. A caller reads
+ * them without ASan's checks (GB__NO_ASAN, sanitizers.h): frames below a
+ * suspended coroutine's sp hold redzones. */
+size_t gb__pin_frozen_words(const gb_coro *c, const uintptr_t **words);
+
+/* region.c: true when p points into one of r's blocks or arenas. */
+bool gb__region_contains(const gb_region *r, const void *p);
+
+#endif /* GB_FIX_H */
