@@ -68,6 +68,21 @@ static void unmap_or_defer(void *p, size_t size);
 
 /* ------------------------------------------------------------ the cache */
 
+void gb__chunk_count_cached(size_t size, bool cached)
+{
+    if (cached) {
+        GB__SUB(bytes_mapped, size);
+        GB__SUB(mappings, 1);
+        GB__ADD(bytes_cached, size);
+        GB__ADD(mappings_cached, 1);
+    } else {
+        GB__SUB(bytes_cached, size);
+        GB__SUB(mappings_cached, 1);
+        GB__ADD(bytes_mapped, size);
+        GB__ADD(mappings, 1);
+    }
+}
+
 /* The cache class of a mapped chunk of `size` bytes, or -1: only powers of
  * two from map_min up, which is what region blocks are. */
 static int cache_class(size_t size)
@@ -90,10 +105,7 @@ static bool cache_pop(size_t size, gb__chunk *out)
     gb__asan_unpoison(p, size);
     cache->head[k] = *(void **)p;
     cache->bytes -= size;
-    GB__SUB(bytes_cached, size);
-    GB__SUB(mappings_cached, 1);
-    GB__ADD(bytes_mapped, size);
-    GB__ADD(mappings, 1);
+    gb__chunk_count_cached(size, false);
     GB__ADD(cache_hits, 1);
     *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP};
     return true;
@@ -108,10 +120,7 @@ static void cache_drop(gb__thread *t, int k)
     gb__asan_unpoison(p, size);
     t->cache.head[k] = *(void **)p;
     t->cache.bytes -= size;
-    GB__SUB(bytes_cached, size);
-    GB__SUB(mappings_cached, 1);
-    GB__ADD(bytes_mapped, size);
-    GB__ADD(mappings, 1);
+    gb__chunk_count_cached(size, false);
     unmap_or_defer(p, size);
 }
 
@@ -140,10 +149,7 @@ static bool cache_push(gb__chunk c)
     gb__asan_poison(c.base, c.size);
     t->cache.head[k] = c.base;
     t->cache.bytes += c.size;
-    GB__SUB(bytes_mapped, c.size);
-    GB__SUB(mappings, 1);
-    GB__ADD(bytes_cached, c.size);
-    GB__ADD(mappings_cached, 1);
+    gb__chunk_count_cached(c.size, true);
     return true;
 }
 

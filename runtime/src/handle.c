@@ -153,10 +153,7 @@ static bool spare_keep(gb__thread *t, gb__dpage *pg)
     if (pg->in_avail)
         gb__handle_avail_remove(t, pg);
     t->dspare = pg;
-    GB__SUB(bytes_mapped, size);
-    GB__SUB(mappings, 1);
-    GB__ADD(bytes_cached, size);
-    GB__ADD(mappings_cached, 1);
+    gb__chunk_count_cached(size, true);
     return true;
 }
 
@@ -165,10 +162,7 @@ static gb__dpage *spare_take(gb__thread *t)
     gb__dpage *pg = t->dspare;
     size_t size = pg->chunk.size;
     t->dspare = NULL;
-    GB__SUB(bytes_cached, size);
-    GB__SUB(mappings_cached, 1);
-    GB__ADD(bytes_mapped, size);
-    GB__ADD(mappings, 1);
+    gb__chunk_count_cached(size, false);
     return pg;
 }
 

@@ -140,6 +140,12 @@ gb__chunk gb__chunk_grow(gb__chunk c, size_t used, size_t n);
 bool gb__mapping_reserve(size_t n);
 void gb__mapping_unreserve(size_t n);
 
+/* Moves one mapping of `size` bytes that stays mapped from the mapped
+ * counters (bytes_mapped, mappings) to the cached ones (bytes_cached,
+ * mappings_cached), or back: a block entering or leaving the block cache,
+ * or a thread's spare page of region descriptors. */
+void gb__chunk_count_cached(size_t size, bool cached);
+
 /* Tries again to unmap the ranges whose munmap failed. */
 void gb__chunk_retry_unmaps(void);
 
