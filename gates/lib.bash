@@ -238,8 +238,8 @@ gate_rounds() {
         if ! gate_next; then
             gate_fail "${gate}" guard "${GATE_REASON:-exited before round ${round} (status ${GATE_STATUS:-?}): $(tail -n 2 "${GATE_OUT}" | tr '\n' ' ')}"
         fi
-        figures="${figures} r${round}=$(mib "$(gate_rss_kib)")"
         gate_judge "${gate}" "${cap}" "round ${round} of ${rounds}, after leave" || return 1
+        figures="${figures} r${round}=$(mib "${GATE_RSS}")"
         ((round == 1)) && first=${GATE_RSS}
         if ((GATE_RSS >= worst)); then
             worst=${GATE_RSS}
