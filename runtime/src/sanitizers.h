@@ -18,11 +18,32 @@
 
 #include <stddef.h>
 
+/* Which tools this translation unit is built under, written once for the
+ * runtime, its tests, benchmarks and fuzzers: GB__ASAN, GB__TSAN and
+ * GB__UBSAN are defined (as 1) under ASan, TSan and UBSan. gcc says so with
+ * __SANITIZE_*__ (UBSan: not at all before gcc 13, hence GB_UBSAN, which
+ * CMake defines under -fsanitize=undefined), clang with __has_feature. */
 #if defined(__SANITIZE_ADDRESS__)
 #define GB__ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define GB__ASAN 1
+#endif
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define GB__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GB__TSAN 1
+#endif
+#endif
+
+#if defined(__SANITIZE_UNDEFINED__) || defined(GB_UBSAN)
+#define GB__UBSAN 1
+#elif defined(__has_feature)
+#if __has_feature(undefined_behavior_sanitizer)
+#define GB__UBSAN 1
 #endif
 #endif
 
@@ -40,14 +61,6 @@
 #define gb__asan_finish(fake, lo, size) ((void)(fake), (void)(lo), (void)(size))
 #define gb__asan_unpoison(p, n) ((void)(p), (void)(n))
 #define gb__asan_poison(p, n) ((void)(p), (void)(n))
-#endif
-
-#if defined(__SANITIZE_THREAD__)
-#define GB__TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define GB__TSAN 1
-#endif
 #endif
 
 /* TSan: a fiber per coroutine; the switch to it is announced right before
