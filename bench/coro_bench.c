@@ -24,6 +24,7 @@
 #define _DEFAULT_SOURCE
 #define _DARWIN_C_SOURCE
 #include "giveback.h"
+#include "scenarios.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -257,22 +258,11 @@ static void hold_all(void *arg)
     }
 }
 
-static gb_stats stats(void)
-{
-    gb_stats s;
-    gb_stats_get(&s);
-    return s;
-}
-
 /* Leaves `leaves` fresh regions with `suspended` idle coroutines and
  * `retired` retired regions (pinned by one holder) around; prints a row. */
 static void leave_cost(int suspended, int retired, int leaves)
 {
-    gb_coro **idle = malloc((size_t)suspended * sizeof *idle);
-    for (int i = 0; i < suspended; i++) {
-        idle[i] = gb_coro_new(spin, NULL, 0);
-        gb_coro_resume(idle[i]);
-    }
+    gb_coro **idle = gbs_idle_coroutines(suspended);
     holder h = {0};
     gb_coro *hc = gb_coro_new(hold_all, &h, 0);
     for (int i = 0; i < retired; i++) {
@@ -285,7 +275,7 @@ static void leave_cost(int suspended, int retired, int leaves)
     /* One leave to settle: the holder's witnessed regions are tried once
      * after its last run. */
     gb_leave(gb_enter());
-    gb_stats before = stats();
+    gb_stats before = gbs_stats();
     double t0 = now();
     for (int i = 0; i < leaves; i++) {
         gb_region *r = gb_enter();
@@ -293,7 +283,7 @@ static void leave_cost(int suspended, int retired, int leaves)
         gb_leave(r);
     }
     double ns = (now() - t0) * 1e9 / leaves;
-    gb_stats after = stats();
+    gb_stats after = gbs_stats();
     double words = (double)(after.pin_words_scanned - before.pin_words_scanned) / leaves;
     double probes = (double)(after.pin_probes - before.pin_probes) / leaves;
     double tries = (double)(after.pin_tries - before.pin_tries) / leaves;
@@ -302,9 +292,7 @@ static void leave_cost(int suspended, int retired, int leaves)
     printf("bench leave_work_s%d_r%d %.1f words+probes\n", suspended, retired, words + probes);
     printf("bench leave_ns_s%d_r%d %.0f ns\n", suspended, retired, ns);
     gb_coro_free(hc);
-    for (int i = 0; i < suspended; i++)
-        gb_coro_free(idle[i]);
-    free(idle);
+    gbs_free_coroutines(idle, suspended);
     gb_sweep();
 }
 

@@ -4,21 +4,24 @@
  * (SIGSTOP) at a checkpoint, so the bats gates can read its resident size
  * from outside with ps, the way a user would see it, and then let it go on
  * (SIGCONT). Before each stop it prints one line, "checkpoint <name>",
- * followed by any figures as "key=value". What the gates judge (caps,
- * bounds) lives in gates/gates.conf, not here; the scenario sizes live
- * here, in one table, since they are what the program does.
+ * followed by any figures as "key=value" and the runtime's own counters
+ * (scenarios/checkpoint.h). The shapes are the shared scenarios
+ * (scenarios/scenarios.h), which the tests and benchmarks run too. What the
+ * gates judge (caps, bounds) lives in gates/gates.conf, not here; the
+ * scenario sizes live here, in one table, since they are what the program
+ * does.
  *
  * The same source is linked against the clean runtime and each poison
  * variant, in a program build and a library build (CMake: gates/).
  */
 
+#include "checkpoint.h"
 #include "giveback.h"
 #include "scenarios.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +48,9 @@ enum {
     STRESS_LIVE_MAX = 1024,
     SMALL_REGIONS = 4096,  /* small regions per round, nested, then again in sequence */
     SMALL_KEPT = 100,      /* bytes of each malloc kept from a small region's peak */
+    SMALL_MIN = 4096,      /* a small region's size: SMALL_MIN to SMALL_MAX bytes, */
+    SMALL_MAX = 32768,     /* filled SMALL_PIECE at a time, so a few blocks each */
+    SMALL_PIECE = 1024,
     THREADS = 8,           /* threads-leave: each grows and leaves a 400 MB region */
     STREAM_ROUNDS = 3,     /* foreign-library: one zlib stream per region, per round */
 };
@@ -52,43 +58,6 @@ static const size_t REGION_BYTES = 400 * MIB;
 static const size_t REGION_PIECE = 64 * 1024;
 static const size_t KEPT_BYTES = 256 * 1024;
 static const size_t PINNED_BYTES = 256 * MIB;
-
-static gb_stats stats(void)
-{
-    gb_stats s;
-    gb_stats_get(&s);
-    return s;
-}
-
-/* Prints "checkpoint <name> [figures] held_kib=.. cached_kib=.. rss_self=..
- * footprint_self=.." and stops until the gate continues it. held_kib is
- * the second reading of every cell: what the runtime's own counters say it
- * holds (its mappings, its malloc'd blocks and descriptors, its block
- * cache), beside the resident size the gate reads from outside; when the
- * process holds far more than the runtime does, the memory was given back
- * by the runtime and kept by the allocator under it. The self-read figures
- * are for the record (macOS's footprint cannot be read from outside without
- * tools the runners may lack); the gates judge what they read with ps. */
-__attribute__((format(printf, 2, 3))) static void checkpoint(const char *name, const char *fmt, ...)
-{
-    printf("checkpoint %s", name);
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        putchar(' ');
-        vprintf(fmt, ap);
-        va_end(ap);
-    }
-    gb_stats s = stats();
-    size_t held = s.bytes_mapped + s.bytes_heap + s.bytes_meta + s.bytes_cached;
-    printf(" held_kib=%zu cached_kib=%zu", held / 1024, s.bytes_cached / 1024);
-    gb_resident res;
-    if (gb_resident_get(&res) == 0)
-        printf(" rss_self=%zu footprint_self=%zu", res.rss / 1024, res.footprint / 1024);
-    putchar('\n');
-    fflush(stdout);
-    raise(SIGSTOP);
-}
 
 /* ------------------------------------------------------- region-400mb */
 
@@ -111,17 +80,10 @@ static int region_400mb(void)
 static int map_arenas(void)
 {
     gb_region *r = gb_enter();
-    for (int i = 0; i < MAP_COUNT; i++) {
-        gb_map *m = gb_map_new();
-        for (uint64_t k = 0; k < MAP_ENTRIES; k++)
-            gb_map_put(m, k * 2654435761u, k);
-        gb_map_compact(m);
-    }
-    gb_stats s = stats();
-    checkpoint("built", "arenas=%zu", s.arenas_live);
+    gbs_compacted_maps(MAP_COUNT, MAP_ENTRIES);
+    checkpoint("built", "arenas=%zu", gbs_stats().arenas_live);
     gb_leave(r);
-    s = stats();
-    checkpoint("left", "arenas=%zu", s.arenas_live);
+    checkpoint("left", "arenas=%zu", gbs_stats().arenas_live);
     return 0;
 }
 
@@ -191,19 +153,14 @@ static int pinned_kept_then_freed(void)
     head = NULL;
     link = NULL;
     gb_leave(r);
-    checkpoint("left-pinned", "retired=%zu", stats().regions_retired);
-    /* Other regions come and go: if the pinned one was freed, they take
-     * its memory and its contents change. */
-    for (int i = 0; i < 8; i++) {
-        gb_region *o = gb_enter();
-        for (size_t total = 0; total < PINNED_BYTES / 4; total += REGION_PIECE)
-            memset(gb_alloc(REGION_PIECE), 0xee, REGION_PIECE);
-        gb_leave(o);
-    }
+    checkpoint("left-pinned", "retired=%zu", gbs_stats().regions_retired);
+    /* If the pinned region was freed, these take its memory and its
+     * contents change. */
+    gbs_regions_come_and_go(8, PINNED_BYTES / 4, REGION_PIECE, 0xee);
     gb_coro_resume(c); /* reads the chain and finishes */
     gb_coro_free(c);
     gb_sweep();
-    checkpoint("swept", "retired=%zu", stats().regions_retired);
+    checkpoint("swept", "retired=%zu", gbs_stats().regions_retired);
     return 0;
 }
 
@@ -215,14 +172,7 @@ static int released_is_gone(void)
      * once the first round's free raised its threshold. The allocation is
      * larger than the block cap, so it has a block of its own, of a size
      * the block cache never keeps: on leave it must be unmapped. */
-    volatile unsigned char *addr = NULL;
-    for (int round = 0; round < 2; round++) {
-        gb_region *r = gb_enter();
-        unsigned char *p = gb_alloc(2 * MIB);
-        memset(p, 0x42, 2 * MIB);
-        addr = p + 4096;
-        gb_leave(r);
-    }
+    volatile unsigned char *addr = gbs_left_block(2 * MIB, 0x42, 2);
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
@@ -246,12 +196,13 @@ static int released_is_gone(void)
 
 static int small_regions(void)
 {
+    static const gbs_small_shape shape = {SMALL_REGIONS, SMALL_MIN, SMALL_MAX, SMALL_PIECE, SMALL_KEPT, true};
     void **kept[REGION_ROUNDS];
     for (int round = 1; round <= REGION_ROUNDS; round++) {
         kept[round - 1] = malloc((SMALL_REGIONS + 1) * sizeof(void *));
         if (!kept[round - 1])
             return 6;
-        gbs_small_regions_round(SMALL_REGIONS, SMALL_KEPT, round, kept[round - 1]);
+        gbs_small_regions_round(&shape, round, kept[round - 1]);
         char name[32];
         snprintf(name, sizeof name, "round-%d", round);
         checkpoint(name, "regions=%d blocks=%s build=%s", 2 * SMALL_REGIONS, gb_blocks_name(),
@@ -297,14 +248,14 @@ static int threads_leave(void)
             return 6;
     for (int i = 0; i < THREADS; i++)
         pthread_join(t[i], NULL);
-    checkpoint("together", "threads=%d live=%zu", THREADS, stats().regions_live);
+    checkpoint("together", "threads=%d live=%zu", THREADS, gbs_stats().regions_live);
     for (int i = 0; i < THREADS; i++) {
         free(thread_kept[i]);
         if (pthread_create(&t[i], NULL, grow_and_leave, (void *)(intptr_t)(-i - 1)) != 0)
             return 6;
         pthread_join(t[i], NULL);
     }
-    checkpoint("in-turns", "threads=%d live=%zu", THREADS, stats().regions_live);
+    checkpoint("in-turns", "threads=%d live=%zu", THREADS, gbs_stats().regions_live);
     for (int i = 0; i < THREADS; i++)
         free(thread_kept[i]);
     return 0;
@@ -449,7 +400,7 @@ static int stress(void)
     gb_sweep();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    gb_stats s = stats();
+    gb_stats s = gbs_stats();
     checkpoint("done", "steps=%d retired=%zu sweeps=%ju held_peak=%zu maxrss_self=%ld", STRESS_STEPS,
                s.regions_retired, (uintmax_t)s.sweeps, held / 1024, ru.ru_maxrss);
     return 0;
@@ -462,8 +413,7 @@ static int stress(void)
 static int hold(void)
 {
     gb_region *r = gb_enter();
-    for (size_t total = 0; total < REGION_BYTES; total += REGION_PIECE)
-        memset(gb_alloc(REGION_PIECE), 1, REGION_PIECE);
+    gbs_fill(REGION_BYTES, REGION_PIECE, 1);
     for (int round = 1; round <= REGION_ROUNDS; round++) {
         char name[32];
         snprintf(name, sizeof name, "round-%d", round);

@@ -1,5 +1,6 @@
 /* container.c -- vecs and maps, growth garbage, compaction and arenas. */
 #include "common.h"
+#include "scenarios.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -124,12 +125,7 @@ GB_TEST(map_compaction_binds_the_arena_to_the_holder_region)
 GB_TEST(many_compacted_maps_leave_with_their_region)
 {
     gb_region *r = gb_enter();
-    for (int i = 0; i < 500; i++) {
-        gb_map *m = gb_map_new();
-        for (uint64_t k = 0; k < 3000; k++)
-            gb_map_put(m, k, k);
-        gb_map_compact(m);
-    }
+    gbs_compacted_maps(500, 3000); /* the map-arenas gate's shape */
     CHECK_EQ(gbt_stats().arenas_live, 500);
     gb_leave(r);
     CHECK_EQ(gbt_stats().arenas_live, 0);

@@ -95,11 +95,7 @@ GB_TEST(a_pinned_region_is_kept_and_read_back_intact)
     CHECK_EQ(s.regions_retired, 1);
     CHECK(s.bytes_retired >= 200000);
     /* Other regions come and go meanwhile and must not reuse its memory. */
-    for (int i = 0; i < 20; i++) {
-        gb_region *o = gb_enter();
-        memset(gb_alloc(300000), 0xee, 300000);
-        gb_leave(o);
-    }
+    gbs_regions_come_and_go(20, 300000, 300000, 0xee);
     CHECK_EQ(gbt_stats().regions_retired, 1);
     CHECK(!gb_coro_resume(c)); /* reads and checks every byte */
     /* It finished: nothing pins the region, and it went at once. */
@@ -244,16 +240,11 @@ GB_TEST(ten_thousand_suspended_coroutines_fit_the_mapping_budget)
 {
     GBT_SKIP_IF(GBT_TSAN, "TSan allows 8,128 threads and fibers at once");
     enum { N = 10000 };
-    static gb_coro *c[N];
-    for (int i = 0; i < N; i++) {
-        c[i] = gb_coro_new(gbs_hold_forever, NULL, 0);
-        gb_coro_resume(c[i]);
-    }
+    gb_coro **c = gbs_idle_coroutines(N);
     gb_stats s = gbt_stats();
     CHECK_EQ(s.fallbacks_budget, 0);
     CHECK(s.mappings <= s.map_budget);
-    for (int i = 0; i < N; i++)
-        gb_coro_free(c[i]);
+    gbs_free_coroutines(c, N);
     check_all_given_back();
 }
 

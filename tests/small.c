@@ -1,5 +1,6 @@
 /* small.c -- chunks too small for a mapping come from the runtime's slabs. */
 #include "common.h"
+#include "scenarios.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,21 +48,17 @@ GB_TEST(small_malloc_keeps_them_in_malloc)
 
 /* Many small regions at once, then all left, with a long-lived malloc made
  * while they were all live (it lands above their memory in malloc's heap
- * and would stop it being trimmed): the slabs go, and so does the memory. */
+ * and would stop it being trimmed): the slabs go, and so does the memory.
+ * The small-regions gate's scenario, nested only, one 3,000-byte
+ * allocation per region. */
 static size_t many_small_regions(int n)
 {
-    gb_region **r = malloc((size_t)n * sizeof *r);
-    for (int i = 0; i < n; i++) {
-        r[i] = gb_enter();
-        memset(gb_alloc(3000), i, 3000);
-    }
-    void *volatile kept = malloc(64);
-    for (int i = n - 1; i >= 0; i--)
-        gb_leave(r[i]);
-    free(r);
+    const gbs_small_shape shape = {n, 3000, 3000, 3000, 64, false};
+    void *kept[1];
+    gbs_small_regions_round(&shape, 1, kept);
     gb_resident res;
     CHECK(gb_resident_get(&res) == 0);
-    free(kept);
+    free(kept[0]);
     return res.rss;
 }
 
@@ -81,16 +78,10 @@ GB_TEST(slabs_reuse_units_and_empty_freed_pages)
     init_small(GB_SMALL_SLAB);
     /* Two interleaved generations: the even regions stay, the odd ones
      * go, so slabs stay partly used and must empty what was given back. */
-    enum { N = 2000 };
+    const gbs_small_shape shape = {2000, 4000, 4000, 4000, 0, false};
     gb_region *outer = gb_enter();
     for (int round = 0; round < 5; round++) {
-        gb_region *r[N];
-        for (int i = 0; i < N; i++) {
-            r[i] = gb_enter();
-            memset(gb_alloc(4000), round, 4000);
-        }
-        for (int i = N - 1; i >= 0; i--)
-            gb_leave(r[i]);
+        gbs_small_regions_round(&shape, round, NULL);
         gb_alloc_in(outer, 8); /* the outer region's own block stays */
         gb_stats s = gbt_stats();
         CHECK_LT(s.slabs, 3); /* units are reused, not piled up */

@@ -177,19 +177,12 @@ GB_TEST(a_thread_that_exits_with_regions_entered_gives_them_back)
  * (retired), then exits without freeing the coroutine: the coroutine can
  * never run again, so the region is freed at the exit. The coroutine
  * itself and its stack stay (it was never freed). */
-static void hold_it(void *arg)
-{
-    void *volatile p = arg;
-    gb_coro_yield();
-    (void)p;
-}
-
 static void *retire_and_exit(void *arg)
 {
     (void)arg;
     gb_region *r = gb_enter();
     void *p = gb_alloc(200000);
-    gb_coro *c = gb_coro_new(hold_it, p, 0);
+    gb_coro *c = gb_coro_new(gbs_hold_once, p, 0);
     gb_coro_resume(c);
     gb_leave(r);
     gb_stats s;

@@ -12,9 +12,11 @@
  * each of a few rounds it allocates the blocks and writes every byte, keeps
  * one small allocation made at the peak (the shape that stops glibc from
  * trimming its heap), frees the blocks (all, or every other one), and stops
- * itself with SIGSTOP. The parent reads the child's resident size from
+ * itself at a checkpoint. The parent reads the child's resident size from
  * outside while it is stopped (Linux /proc/<pid>/statm; macOS
- * proc_pid_rusage, which also gives phys_footprint), then lets it go on.
+ * proc_pid_rusage, which also gives phys_footprint), then lets it go on:
+ * the checkpoint protocol the gates and the benchmarks use
+ * (scenarios/checkpoint.h), which links nothing of the runtime.
  *
  * Modes: free (malloc's defaults); malloc_trim(0) after the free (glibc);
  * own mmap/munmap per block (what giveback's map source does); a fixed mmap
@@ -35,8 +37,9 @@
 #define _DARWIN_C_SOURCE
 #endif
 
+#include "checkpoint.h"
+
 #include <errno.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,7 +48,6 @@
 #include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #ifdef __GLIBC__
@@ -54,9 +56,7 @@
 #define HAVE_GLIBC_MALLOC 1
 #endif
 #ifdef __APPLE__
-#include <libproc.h>
 #include <mach-o/dyld.h>
-#include <sys/resource.h>
 #endif
 
 #ifndef MAP_ANONYMOUS
@@ -112,12 +112,6 @@ enum { NMODES = sizeof modes / sizeof modes[0] };
 
 /* --------------------------------------------------------- in the child */
 
-static void stop_here(void)
-{
-    fflush(stdout);
-    raise(SIGSTOP);
-}
-
 static void *block_get(mode_kind kind, size_t n)
 {
     void *p;
@@ -161,7 +155,7 @@ static void run_cell(const config *c, mode_kind kind, int rounds, size_t kept_by
     void **blocks = calloc(c->count, sizeof *blocks);
     if (!blocks)
         _exit(3);
-    stop_here(); /* baseline */
+    checkpoint("baseline", NULL);
     for (int r = 0; r < rounds; r++) {
         for (size_t i = 0; i < c->count; i++)
             blocks[i] = block_get(kind, c->size);
@@ -179,7 +173,7 @@ static void run_cell(const config *c, mode_kind kind, int rounds, size_t kept_by
         if (kind == M_TRIM)
             malloc_trim(0);
 #endif
-        stop_here(); /* right after the free */
+        checkpoint("freed", "round=%d", r + 1);
         for (size_t i = 0; i < c->count; i++)
             if (blocks[i])
                 block_put(kind, blocks[i], c->size);
@@ -188,44 +182,6 @@ static void run_cell(const config *c, mode_kind kind, int rounds, size_t kept_by
 }
 
 /* ------------------------------------------------------- in the parent */
-
-typedef struct reading {
-    long rss_kib;
-    long footprint_kib; /* macOS phys_footprint; -1 elsewhere */
-} reading;
-
-static reading read_outside(pid_t pid)
-{
-    reading m = {0, -1};
-#if defined(__linux__)
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        long size, resident;
-        if (fscanf(f, "%ld %ld", &size, &resident) == 2)
-            m.rss_kib = resident * (sysconf(_SC_PAGESIZE) / 1024);
-        fclose(f);
-    }
-#elif defined(__APPLE__)
-    struct rusage_info_v2 ri;
-    if (proc_pid_rusage(pid, RUSAGE_INFO_V2, (rusage_info_t *)&ri) == 0) {
-        m.rss_kib = (long)(ri.ri_resident_size / 1024);
-        m.footprint_kib = (long)(ri.ri_phys_footprint / 1024);
-    }
-#else
-    /* Elsewhere: what ps says. */
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "ps -o rss= -p %d", (int)pid);
-    FILE *p = popen(cmd, "r");
-    if (p) {
-        if (fscanf(p, "%ld", &m.rss_kib) != 1)
-            m.rss_kib = 0;
-        pclose(p);
-    }
-#endif
-    return m;
-}
 
 static const char *self_path(const char *argv0)
 {
@@ -243,59 +199,48 @@ static const char *self_path(const char *argv0)
 #endif
 }
 
+/* A cell to run in a forked child. */
+typedef struct cell_job {
+    const config *c;
+    mode_kind kind;
+    int rounds;
+    size_t kept;
+} cell_job;
+
+static void run_cell_job(void *arg)
+{
+    const cell_job *j = arg;
+    run_cell(j->c, j->kind, j->rounds, j->kept);
+}
+
 /* Runs one cell in a child; fills readings[0] (baseline) .. [rounds].
  * Returns 0 on success. */
-static int probe_cell(int ci, int mi, int rounds, size_t kept, const char *self, reading *readings)
+static int probe_cell(int ci, int mi, int rounds, size_t kept, const char *self, checkpoint_mem *readings)
 {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("gbprobe: fork");
-        return -1;
+    checkpoint_child child;
+    int rc;
+    if (modes[mi].kind == M_ENV) {
+        /* malloc reads its settings once at start-up: a new image. */
+        char cbuf[16], mbuf[16], rbuf[16], kbuf[32], nbuf[32];
+        snprintf(cbuf, sizeof cbuf, "%d", ci);
+        snprintf(nbuf, sizeof nbuf, "%zu", configs[ci].count);
+        snprintf(mbuf, sizeof mbuf, "%d", mi);
+        snprintf(rbuf, sizeof rbuf, "%d", rounds);
+        snprintf(kbuf, sizeof kbuf, "%zu", kept);
+        char *args[] = {(char *)self, "--cell", cbuf, mbuf, rbuf, kbuf, nbuf, NULL};
+        rc = checkpoint_run(&child, NULL, NULL, self, args, modes[mi].env);
+    } else {
+        cell_job j = {&configs[ci], modes[mi].kind, rounds, kept};
+        rc = checkpoint_run(&child, run_cell_job, &j, NULL, NULL, NULL);
     }
-    if (pid == 0) {
-        if (modes[mi].kind == M_ENV) {
-            /* malloc reads its settings once at start-up: a new image. */
-            char cbuf[16], mbuf[16], rbuf[16], kbuf[32], nbuf[32];
-            snprintf(cbuf, sizeof cbuf, "%d", ci);
-            snprintf(nbuf, sizeof nbuf, "%zu", configs[ci].count);
-            snprintf(mbuf, sizeof mbuf, "%d", mi);
-            snprintf(rbuf, sizeof rbuf, "%d", rounds);
-            snprintf(kbuf, sizeof kbuf, "%zu", kept);
-            if (putenv((char *)modes[mi].env) != 0)
-                _exit(4);
-            char *args[] = {(char *)self, "--cell", cbuf, mbuf, rbuf, kbuf, nbuf, NULL};
-            execv(self, args);
-            fprintf(stderr, "gbprobe: cannot re-run %s: %s\n", self, strerror(errno));
-            _exit(4);
-        }
-        run_cell(&configs[ci], modes[mi].kind, rounds, kept);
-        _exit(0);
-    }
-    int stops = 0, st;
-    for (;;) {
-        pid_t w = waitpid(pid, &st, WUNTRACED);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            perror("gbprobe: waitpid");
-            return -1;
-        }
-        if (WIFSTOPPED(st)) {
-            if (stops <= rounds)
-                readings[stops] = read_outside(pid);
-            stops++;
-            kill(pid, SIGCONT);
-            continue;
-        }
-        break;
-    }
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || stops != rounds + 1) {
+    checkpoint_child_free(&child);
+    if (rc != 0 || child.stops != rounds + 1) {
         fprintf(stderr, "gbprobe: cell %s / %s failed (status %d, %d stops)\n", configs[ci].label,
-                modes[mi].label, WIFEXITED(st) ? WEXITSTATUS(st) : -1, stops);
+                modes[mi].label, child.status, child.stops);
         return -1;
     }
+    for (int k = 0; k <= rounds; k++)
+        readings[k] = child.mem[k];
     return 0;
 }
 
@@ -387,7 +332,7 @@ int main(int argc, char **argv)
     printf("gbprobe: resident size right after free\n");
     describe_machine(rounds, kept);
 
-    static reading cell[NCONFIGS][NMODES][ROUNDS_MAX + 1];
+    static checkpoint_mem cell[NCONFIGS][NMODES][ROUNDS_MAX + 1];
     static bool ok[NCONFIGS][NMODES];
     for (int c = 0; c < NCONFIGS; c++) {
         if (quick)

@@ -1,0 +1,281 @@
+/* checkpoint.c -- stop at a checkpoint; read the resident size from outside.
+ *
+ * The parent never trusts a child's own view of its memory: it reads it
+ * while the child is stopped, from the files ps and top read (Linux
+ * /proc/<pid>/statm, with LazyFree and VmHWM beside it; macOS
+ * proc_pid_rusage, which also gives phys_footprint; elsewhere ps itself),
+ * which is what a user would see at that moment. The child's stdout comes
+ * back on a pipe that is drained while it runs, so a chatty child cannot
+ * block on a full pipe while the parent waits for it to stop.
+ *
+ * A forked child starts with a copy of the parent's malloc heap, and what it
+ * measures can depend on that heap's holes: a small allocation the child
+ * keeps from its peak lands in a hole instead of on top of the heap, and
+ * glibc's ratchet no longer shows (gbprobe's 256 KB and 1 MB rows lost it
+ * while this buffer came from malloc and was freed after each child). So
+ * the parent keeps what a child printed in a mapping of its own, and running
+ * a child leaves the parent's heap as it was.
+ */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
+#if defined(__APPLE__) && !defined(_DARWIN_C_SOURCE)
+#define _DARWIN_C_SOURCE
+#endif
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__APPLE__)
+#include <libproc.h>
+#include <sys/resource.h>
+#endif
+
+#ifndef MAP_ANONYMOUS
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+
+/* ------------------------------------------------------------ the child */
+
+#if defined(CHECKPOINT_GIVEBACK)
+#include "giveback.h"
+
+/* held_kib is the second reading of every gate's cell: what the runtime's
+ * own counters say it holds (its mappings, its malloc'd blocks and
+ * descriptors, its block cache), beside the resident size read from
+ * outside; when the process holds far more than the runtime does, the
+ * memory was given back by the runtime and kept by the allocator under it.
+ * The self-read figures are for the record (macOS's footprint cannot be
+ * read from outside without tools the runners may lack); the gates judge
+ * what they read with ps. */
+static void runtime_figures(void)
+{
+    gb_stats s;
+    gb_stats_get(&s);
+    size_t held = s.bytes_mapped + s.bytes_heap + s.bytes_meta + s.bytes_cached;
+    printf(" held_kib=%zu cached_kib=%zu", held / 1024, s.bytes_cached / 1024);
+    gb_resident res;
+    if (gb_resident_get(&res) == 0)
+        printf(" rss_self=%zu footprint_self=%zu", res.rss / 1024, res.footprint / 1024);
+}
+#else
+static void runtime_figures(void)
+{
+}
+#endif
+
+void checkpoint(const char *name, const char *fmt, ...)
+{
+    printf("checkpoint %s", name);
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        putchar(' ');
+        vprintf(fmt, ap);
+        va_end(ap);
+    }
+    runtime_figures();
+    putchar('\n');
+    fflush(stdout);
+    raise(SIGSTOP);
+}
+
+/* ----------------------------------------------------------- the parent */
+
+#if defined(__linux__)
+static long field_kib(const char *path, const char *key)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[256];
+    size_t n = strlen(key);
+    long v = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0) {
+            v = strtol(line + n, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return v;
+}
+#endif
+
+checkpoint_mem checkpoint_read(pid_t pid)
+{
+    checkpoint_mem m = {0, 0, 0, -1};
+#if defined(__linux__)
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        long size, resident;
+        if (fscanf(f, "%ld %ld", &size, &resident) == 2)
+            m.rss_kib = resident * (sysconf(_SC_PAGESIZE) / 1024);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+    m.lazyfree_kib = field_kib(path, "LazyFree:");
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    m.hwm_kib = field_kib(path, "VmHWM:");
+#elif defined(__APPLE__)
+    struct rusage_info_v2 ri;
+    if (proc_pid_rusage(pid, RUSAGE_INFO_V2, (rusage_info_t *)&ri) == 0) {
+        m.rss_kib = (long)(ri.ri_resident_size / 1024);
+        m.footprint_kib = (long)(ri.ri_phys_footprint / 1024);
+    }
+#else
+    /* Elsewhere: what ps says. */
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "ps -o rss= -p %d", (int)pid);
+    FILE *p = popen(cmd, "r");
+    if (p) {
+        if (fscanf(p, "%ld", &m.rss_kib) != 1)
+            m.rss_kib = 0;
+        pclose(p);
+    }
+#endif
+    return m;
+}
+
+typedef struct buffer {
+    char *p;
+    size_t len, cap;
+} buffer;
+
+/* Grows the buffer by mapping a larger one (not from malloc: see above). */
+static void grow(buffer *b)
+{
+    size_t cap = b->cap ? b->cap * 2 : 16384;
+    char *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("checkpoint: mmap");
+        exit(1);
+    }
+    if (b->p) {
+        memcpy(p, b->p, b->len);
+        munmap(b->p, b->cap);
+    }
+    b->p = p;
+    b->cap = cap;
+}
+
+static void drain(int fd, buffer *b)
+{
+    for (;;) {
+        if (b->cap - b->len < 4096)
+            grow(b);
+        ssize_t n = read(fd, b->p + b->len, b->cap - b->len - 1);
+        if (n > 0) {
+            b->len += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        break;
+    }
+    b->p[b->len] = '\0';
+}
+
+int checkpoint_run(checkpoint_child *c, void (*fn)(void *), void *arg, const char *exe, char *const argv[],
+                   const char *extra_env)
+{
+    memset(c, 0, sizeof *c);
+    c->status = -1;
+    int fds[2];
+    if (pipe(fds) != 0) {
+        perror("checkpoint: pipe");
+        exit(1);
+    }
+    /* What the parent printed but has not flushed would be printed twice. */
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("checkpoint: fork");
+        exit(1);
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[1]);
+        if (extra_env && putenv((char *)extra_env) != 0)
+            _exit(126);
+        if (fn) {
+            fn(arg);
+            fflush(stdout);
+            _exit(0);
+        }
+        execv(exe, argv);
+        fprintf(stderr, "checkpoint: cannot run %s: %s\n", exe, strerror(errno));
+        _exit(127);
+    }
+    close(fds[1]);
+    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    buffer b = {0};
+    for (;;) {
+        struct pollfd p = {.fd = fds[0], .events = POLLIN};
+        (void)poll(&p, 1, 5);
+        drain(fds[0], &b);
+        int st;
+        pid_t w = waitpid(pid, &st, WNOHANG | WUNTRACED);
+        if (w == 0)
+            continue;
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            perror("checkpoint: waitpid");
+            exit(1);
+        }
+        if (WIFSTOPPED(st)) {
+            if (c->stops < CHECKPOINT_MAX_STOPS)
+                c->mem[c->stops] = checkpoint_read(pid);
+            c->stops++;
+            drain(fds[0], &b);
+            kill(pid, SIGCONT);
+            continue;
+        }
+        c->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        break;
+    }
+    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) & ~O_NONBLOCK);
+    drain(fds[0], &b);
+    close(fds[0]);
+    c->out = b.p;
+    c->out_map = b.cap;
+    return c->status == 0 ? 0 : -1;
+}
+
+const checkpoint_mem *checkpoint_mem_at(const checkpoint_child *c, const char *name)
+{
+    size_t n = strlen(name);
+    int k = 0;
+    for (const char *l = c->out; l && *l;) {
+        if (strncmp(l, "checkpoint ", 11) == 0) {
+            /* The name ends the line or is followed by its figures. */
+            if (strncmp(l + 11, name, n) == 0 && strchr(" \n", l[11 + n]))
+                return k < c->stops && k < CHECKPOINT_MAX_STOPS ? &c->mem[k] : NULL;
+            k++;
+        }
+        const char *nl = strchr(l, '\n');
+        l = nl ? nl + 1 : NULL;
+    }
+    return NULL;
+}
+
+void checkpoint_child_free(checkpoint_child *c)
+{
+    if (c->out)
+        munmap(c->out, c->out_map);
+    c->out = NULL;
+}

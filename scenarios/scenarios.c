@@ -1,0 +1,194 @@
+/* scenarios.c -- the article's scenarios (see scenarios.h). */
+#include "scenarios.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB ((size_t)1024 * 1024)
+
+gb_stats gbs_stats(void)
+{
+    gb_stats s;
+    gb_stats_get(&s);
+    return s;
+}
+
+/* A malloc of n bytes, written, as a long-lived object of the program. */
+static void *kept_malloc(size_t n, int fill)
+{
+    void *p = malloc(n);
+    if (p)
+        memset(p, fill, n);
+    return p;
+}
+
+static void *must_malloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p)
+        abort();
+    return p;
+}
+
+void gbs_fill(size_t bytes, size_t piece, int fill)
+{
+    for (size_t total = 0; total < bytes; total += piece)
+        memset(gb_alloc(piece), fill, piece);
+}
+
+void gbs_region_round(size_t bytes, size_t piece, size_t kept_bytes, int fill, void **kept)
+{
+    gb_region *r = gb_enter();
+    char *big = gb_alloc(4 * MIB);
+    memset(big, fill, 4 * MIB);
+    big = gb_realloc(big, 4 * MIB, 32 * MIB);
+    memset(big, fill, 32 * MIB);
+    gbs_fill(bytes > 32 * MIB ? bytes - 32 * MIB : 0, piece, fill);
+    *kept = kept_malloc(kept_bytes, fill);
+    gb_leave(r);
+}
+
+/* Region i's size: bytes_min to bytes_max in steps of a piece, spread over
+ * the range by a prime multiplier, so that neighbouring regions differ. */
+static size_t small_region_bytes(const gbs_small_shape *sh, int i)
+{
+    size_t steps = (sh->bytes_max - sh->bytes_min) / sh->piece + 1;
+    return sh->bytes_min + ((size_t)i * 7919u % steps) * sh->piece;
+}
+
+static void small_kept(const gbs_small_shape *sh, int fill, void **kept, int k)
+{
+    if (sh->kept_bytes)
+        kept[k] = kept_malloc(sh->kept_bytes, fill);
+}
+
+void gbs_small_regions_round(const gbs_small_shape *sh, int fill, void **kept)
+{
+    gb_region **nested = must_malloc((size_t)sh->n * sizeof *nested);
+    for (int i = 0; i < sh->n; i++) {
+        nested[i] = gb_enter();
+        gbs_fill(small_region_bytes(sh, i), sh->piece, fill);
+    }
+    small_kept(sh, fill, kept, 0);
+    for (int i = sh->n - 1; i >= 0; i--)
+        gb_leave(nested[i]);
+    free(nested);
+    if (!sh->in_sequence)
+        return;
+    for (int i = 0; i < sh->n; i++) {
+        gb_region *r = gb_enter();
+        gbs_fill(small_region_bytes(sh, i), sh->piece, fill);
+        small_kept(sh, fill, kept, i + 1);
+        gb_leave(r);
+    }
+}
+
+void gbs_compacted_maps(int count, int entries)
+{
+    for (int i = 0; i < count; i++) {
+        gb_map *m = gb_map_new();
+        for (uint64_t k = 0; k < (uint64_t)entries; k++)
+            gb_map_put(m, k * 2654435761u, k);
+        gb_map_compact(m);
+    }
+}
+
+void gbs_regions_come_and_go(int n, size_t bytes, size_t piece, int fill)
+{
+    for (int i = 0; i < n; i++) {
+        gb_region *r = gb_enter();
+        gbs_fill(bytes, piece, fill);
+        gb_leave(r);
+    }
+}
+
+volatile unsigned char *gbs_left_block(size_t bytes, int fill, int rounds)
+{
+    volatile unsigned char *addr = NULL;
+    for (int round = 0; round < rounds; round++) {
+        gb_region *r = gb_enter();
+        unsigned char *p = gb_alloc(bytes);
+        memset(p, fill, bytes);
+        addr = p + 4096;
+        gb_leave(r);
+    }
+    return addr;
+}
+
+void gbs_hold_forever(void *arg)
+{
+    void *volatile p = arg;
+    for (;;)
+        gb_coro_yield();
+    (void)p;
+}
+
+void gbs_hold_once(void *arg)
+{
+    void *volatile p = arg;
+    gb_coro_yield();
+    (void)p;
+}
+
+gb_coro **gbs_idle_coroutines(int n)
+{
+    gb_coro **c = must_malloc((size_t)n * sizeof *c);
+    for (int i = 0; i < n; i++) {
+        c[i] = gb_coro_new(gbs_hold_forever, NULL, 0);
+        gb_coro_resume(c[i]);
+    }
+    return c;
+}
+
+void gbs_free_coroutines(gb_coro **c, int n)
+{
+    for (int i = 0; i < n; i++)
+        gb_coro_free(c[i]);
+    free(c);
+}
+
+uint64_t gbs_pin_work(int background, int n, size_t *retired)
+{
+    gb_coro **bg = gbs_idle_coroutines(background);
+    gb_coro **held = must_malloc((size_t)n * sizeof *held);
+    gb_stats before = gbs_stats();
+    for (int i = 0; i < n; i++) {
+        gb_region *r = gb_enter();
+        held[i] = gb_coro_new(gbs_hold_forever, gb_alloc(1000), 0);
+        gb_coro_resume(held[i]);
+        gb_leave(r);
+    }
+    gb_stats after = gbs_stats();
+    *retired = after.regions_retired;
+    gbs_free_coroutines(held, n);
+    gbs_free_coroutines(bg, background);
+    return (after.pin_words_scanned - before.pin_words_scanned) + (after.pin_probes - before.pin_probes);
+}
+
+size_t gbs_stress(int steps, int live_max, size_t region_bytes)
+{
+    gb_coro **live = must_malloc((size_t)live_max * sizeof *live);
+    size_t nlive = 0, peak = 0;
+    for (int i = 0; i < steps; i++) {
+        gb_region *r = gb_enter();
+        char *p = gb_alloc(region_bytes);
+        memset(p, i, region_bytes);
+        gb_coro *c = gb_coro_new(gbs_hold_once, p, 0);
+        gb_coro_resume(c);
+        gb_leave(r);
+        live[nlive++] = c;
+        gb_safepoint();
+        if (nlive == (size_t)live_max) {
+            for (size_t k = 0; k < nlive; k++)
+                gb_coro_free(live[k]);
+            nlive = 0;
+        }
+        gb_stats s = gbs_stats();
+        if (s.bytes_mapped + s.bytes_heap > peak)
+            peak = s.bytes_mapped + s.bytes_heap;
+    }
+    for (size_t k = 0; k < nlive; k++)
+        gb_coro_free(live[k]);
+    free(live);
+    return peak;
+}
