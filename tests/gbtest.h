@@ -13,29 +13,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Which sanitizers are on is said once, in the runtime's sanitizers.h
+ * (GB__ASAN, GB__TSAN, GB__UBSAN), for the tests as for the runtime. */
+#include "sanitizers.h"
+
 /* GBT_SANITIZED is 1 in builds under ASan or TSan, whose malloc is not
  * the C library's and whose shadow memory fills the address space. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(GB__ASAN) || defined(GB__TSAN)
 #define GBT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define GBT_SANITIZED 1
-#endif
-#endif
-#ifndef GBT_SANITIZED
+#else
 #define GBT_SANITIZED 0
 #endif
 
 /* GBT_TSAN is 1 under ThreadSanitizer, which counts every coroutine (a
  * fiber) as a thread and allows 8,128 at once in gcc 12's runtime. */
-#if defined(__SANITIZE_THREAD__)
+#if defined(GB__TSAN)
 #define GBT_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define GBT_TSAN 1
-#endif
-#endif
-#ifndef GBT_TSAN
+#else
 #define GBT_TSAN 0
 #endif
 

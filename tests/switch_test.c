@@ -1,67 +1,61 @@
-/* switch_test.c -- standalone test of the coroutine context switch.
+/* switch_test.c -- the coroutine context switch on its own, without the
+ * runtime.
  *
- * Builds with nothing but runtime/src/switch/switch.h, switch_init.c and the
- * assembly file of the host architecture, e.g.
+ * It builds from nothing but runtime/src/switch/ (switch.h, switch_init.c
+ * and the assembly file of the host architecture), runtime/src/sanitizers.h
+ * and the test harness, e.g.
  *
- *   cc -O2 tests/switch_test.c runtime/src/switch/switch_init.c \
- *      runtime/src/switch/x86_64_sysv.S runtime/src/switch/arm64.S
+ *   cc -O2 -Itests -Iruntime/src tests/switch_test.c tests/gbtest.c \
+ *      runtime/src/switch/switch_init.c runtime/src/switch/x86_64_sysv.S \
+ *      runtime/src/switch/arm64.S
  *
- * It checks that gb__switch preserves every callee-saved register, keeps the
- * per-context floating-point control state apart on x86-64, starts new
- * contexts on an ABI-aligned stack with the right argument, aborts when an
- * entry function returns, and leaves the saved registers where a
- * conservative scan from the saved sp to the stack top will find them.
+ * Its tests check that gb__switch preserves every callee-saved register,
+ * keeps the per-context floating-point control state apart on x86-64,
+ * starts new contexts on an ABI-aligned stack with the right argument,
+ * aborts when an entry function returns, and leaves the saved registers
+ * where a conservative scan from the saved sp to the stack top will find
+ * them. Each test runs in its own process (ctest runs `switch <test>`), so
+ * a switch that crashes fails only the test that made it, under its name.
+ *
+ * Code running on a coroutine stack never calls CHECK: it records what it
+ * saw in statics, and the test checks them back on main's stack. A failed
+ * check then ends the process from the thread's own stack, not from a
+ * coroutine's, and no check needs stdio on a coroutine stack, where it
+ * faults if the stack is misaligned, which is one of the things checked.
  *
  * Under AddressSanitizer the test announces every switch with
  * __sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber, as the
  * runtime must, and the scan of a suspended stack is compiled without ASan
  * instrumentation because it reads the redzones of live frames on purpose.
  * Under Valgrind the coroutine stacks are registered with
- * VALGRIND_STACK_REGISTER when <valgrind/valgrind.h> is available.
+ * VALGRIND_STACK_REGISTER when <valgrind/valgrind.h> is available. Both
+ * come from sanitizers.h, as they do for the runtime.
  */
-#if !defined(_DEFAULT_SOURCE)
-#define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS on glibc with -std=c11. */
-#endif
-
-#include "../runtime/src/switch/switch.h"
+#include "gbtest.h"
+#include "sanitizers.h"
+#include "switch/switch.h"
 
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define T_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define T_ASAN 1
-#endif
-#endif
-#if !defined(T_ASAN)
-#define T_ASAN 0
-#endif
-
-#if T_ASAN
-#include <sanitizer/asan_interface.h>
-#include <sanitizer/common_interface_defs.h>
-#define T_NO_ASAN __attribute__((no_sanitize_address))
+#if defined(GB__VALGRIND)
+#define T_ON_VALGRIND RUNNING_ON_VALGRIND
 #else
-#define T_NO_ASAN
+#define T_ON_VALGRIND 0
 #endif
 
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define T_VALGRIND 1
-#endif
-#endif
-#if !defined(T_VALGRIND)
-#define T_VALGRIND 0
+/* The FP control state and the d registers are one architecture's each;
+ * their tests are registered on both and skip on the other. */
+#if defined(__x86_64__)
+#define T_X86_64 1
+#else
+#define T_X86_64 0
 #endif
 
 #if defined(__APPLE__)
@@ -69,76 +63,6 @@
 #else
 #define T_ASM_SYM(name) #name
 #endif
-
-/* Results. Checks that run inside coroutines record failures here and main
- * reports them, so every message names the check that failed. */
-
-static int g_passed;
-static int g_failed;
-
-static void check(int ok, const char *name)
-{
-    if (ok) {
-        g_passed++;
-    } else {
-        g_failed++;
-        fprintf(stderr, "FAIL: %s\n", name);
-    }
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "FATAL: %s\n", what);
-    exit(2);
-}
-
-/* A broken switch usually crashes rather than failing a comparison, so a
- * fatal signal is reported with the name of the check that was running. The
- * handler runs on its own stack because the faulting one may be unusable.
- * Under ASan the sanitizer's own report is more useful, so it is kept. */
-
-static const char *volatile g_running = "startup";
-
-#if !T_ASAN
-static void crash_handler(int sig)
-{
-    const char *name = g_running;
-    static const char head[] = "FAIL: crashed (fatal signal) during check: ";
-
-    ssize_t ignored;
-
-    /* Only async-signal-safe calls; a failed write cannot be reported. */
-    (void)sig;
-    ignored = write(2, head, sizeof head - 1);
-    ignored = write(2, name, strlen(name));
-    ignored = write(2, "\n", 1);
-    (void)ignored;
-    _exit(3);
-}
-#endif
-
-static void install_crash_handler(void)
-{
-#if !T_ASAN
-    static unsigned char alt[64 * 1024];
-    stack_t ss;
-    struct sigaction sa;
-    const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP};
-    unsigned i;
-
-    ss.ss_sp = alt;
-    ss.ss_size = sizeof alt;
-    ss.ss_flags = 0;
-    if (sigaltstack(&ss, NULL) != 0)
-        die("sigaltstack failed");
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = crash_handler;
-    sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction(sigs[i], &sa, NULL);
-#endif
-}
 
 /* Contexts. A context is its saved sp plus the bounds of its stack, which the
  * sanitizer annotations and the stack scan need. Stacks are mmap'd with a
@@ -164,6 +88,7 @@ static ctx g_main;
  * record the bounds ASan reports for it. */
 static ctx *g_from;
 
+/* Contexts are made and freed on main's stack only, so they may check. */
 static void ctx_make(ctx *c, void (*entry)(void *), void *arg)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -171,58 +96,42 @@ static void ctx_make(ctx *c, void (*entry)(void *), void *arg)
     void *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-    if (m == MAP_FAILED)
-        die("mmap of a coroutine stack failed");
-    if (mprotect(m, page, PROT_NONE) != 0)
-        die("mprotect of a guard page failed");
+    CHECK(m != MAP_FAILED);
+    CHECK_EQ(mprotect(m, page, PROT_NONE), 0);
     memset(c, 0, sizeof *c);
     c->map = m;
     c->map_size = size;
     c->lo = (unsigned char *)m + page;
     c->top = (unsigned char *)m + size;
-#if T_VALGRIND
-    c->vg_id = VALGRIND_STACK_REGISTER(c->lo, c->top);
-#endif
+    c->vg_id = gb__vg_register(c->lo, c->top);
     c->sp = gb__switch_init(c->top, entry, arg);
 }
 
 static void ctx_free(ctx *c)
 {
-#if T_VALGRIND
-    VALGRIND_STACK_DEREGISTER(c->vg_id);
-#endif
-#if T_ASAN
+    gb__vg_deregister(c->vg_id);
     /* Frames of a coroutine that never returned leave their redzones
      * poisoned; a later mapping at the same address must not inherit them. */
-    ASAN_UNPOISON_MEMORY_REGION(c->lo, (size_t)(c->top - c->lo));
-#endif
+    gb__asan_unpoison(c->lo, (size_t)(c->top - c->lo));
     munmap(c->map, c->map_size);
 }
 
 static void ann_start(void **fake, const ctx *to)
 {
-#if T_ASAN
-    __sanitizer_start_switch_fiber(fake, to->lo, (size_t)(to->top - to->lo));
-#else
-    (void)fake;
-    (void)to;
-#endif
+    gb__asan_start(fake, to->lo, (size_t)(to->top - to->lo));
 }
 
 static void ann_finish(void *fake)
 {
-#if T_ASAN
-    const void *lo;
-    size_t size;
+    const void *lo = NULL;
+    size_t size = 0;
 
-    __sanitizer_finish_switch_fiber(fake, &lo, &size);
-    if (g_from != NULL && g_from->lo == NULL) {
+    /* Without ASan this leaves lo NULL, and no bounds are recorded. */
+    gb__asan_finish(fake, &lo, &size);
+    if (g_from != NULL && g_from->lo == NULL && lo != NULL) {
         g_from->lo = (unsigned char *)lo;
         g_from->top = (unsigned char *)lo + size;
     }
-#else
-    (void)fake;
-#endif
 }
 
 /* First statement-level action of every entry function. */
@@ -265,7 +174,7 @@ static void ctx_switch_indirect(ctx *from, ctx *to)
 static int g_align_bad;
 static const char *g_align_where;
 
-/* Only records: stdio itself faults on a misaligned stack. main reports. */
+/* Only records: stdio itself faults on a misaligned stack. */
 static void align_bad(const char *where)
 {
     g_align_where = where;
@@ -296,9 +205,19 @@ static __attribute__((noinline)) void note_alignment_callee(void)
             note_alignment_callee();                                   \
     } while (0)
 
-/* 0. Alignment first, with an entry that does nothing else, so that a
- * misaligned start is reported before code that relies on alignment crashes.
- * Every other entry function checks it again. */
+/* Every test whose entry functions note their alignment ends with this, on
+ * main's stack, so each of them also checks that its own contexts started
+ * aligned. */
+static void check_entries_started_aligned(void)
+{
+    if (g_align_bad != 0)
+        fprintf(stderr, "misaligned stack in %s\n", g_align_where);
+    CHECK_EQ(g_align_bad, 0);
+}
+
+/* Alignment alone, with an entry that does nothing else, so that a
+ * misaligned start fails this test by its check rather than by a crash in
+ * code that relies on the alignment. */
 
 static ctx al_ctx;
 
@@ -311,21 +230,16 @@ static void al_entry(void *arg)
         ctx_switch(&al_ctx, &g_main);
 }
 
-static void test_alignment(void)
+GB_TEST(an_entry_starts_on_a_16_byte_aligned_stack)
 {
-    g_running = "entry stack alignment";
     ctx_make(&al_ctx, al_entry, NULL);
     ctx_switch(&g_main, &al_ctx);
-    if (g_align_bad != 0)
-        fprintf(stderr, "  misaligned stack in %s\n", g_align_where);
-    check(g_align_bad == 0,
-          "an entry function starts with a 16-byte aligned stack");
+    check_entries_started_aligned();
     ctx_free(&al_ctx);
 }
 
-/* 1. Ping-pong: main -> a -> b -> main, a million rounds, with a counter that
- * each side checks and advances. b returns to main through an indirect
- * call. */
+/* Ping-pong: main -> a -> b -> main, with a counter that each side checks
+ * and advances. b returns to main through an indirect call. */
 
 #define PP_ROUNDS 1000000UL
 
@@ -333,14 +247,14 @@ static ctx pp_a;
 static ctx pp_b;
 static unsigned long pp_counter;
 static unsigned long pp_bad;
-static int pp_arg_bad;
+static void *pp_arg_a;
+static void *pp_arg_b;
 
 static void pp_entry_a(void *arg)
 {
     ctx_started();
     NOTE_ENTRY_ALIGNMENT();
-    if (arg != &pp_a)
-        pp_arg_bad++;
+    pp_arg_a = arg;
     for (;;) {
         if (pp_counter % 3 != 0)
             pp_bad++;
@@ -353,8 +267,7 @@ static void pp_entry_b(void *arg)
 {
     ctx_started();
     NOTE_ENTRY_ALIGNMENT();
-    if (arg != &pp_b)
-        pp_arg_bad++;
+    pp_arg_b = arg;
     for (;;) {
         if (pp_counter % 3 != 1)
             pp_bad++;
@@ -363,35 +276,50 @@ static void pp_entry_b(void *arg)
     }
 }
 
-static void test_ping_pong(void)
+/* Runs that many rounds and returns how many times main found the counter
+ * out of step. */
+static unsigned long pp_run(unsigned long rounds)
 {
-    unsigned long i;
     unsigned long bad = 0;
-
-    g_running = "ping-pong";
 
     ctx_make(&pp_a, pp_entry_a, &pp_a);
     ctx_make(&pp_b, pp_entry_b, &pp_b);
-    for (i = 0; i < PP_ROUNDS; i++) {
+    for (unsigned long i = 0; i < rounds; i++) {
         ctx_switch(&g_main, &pp_a);
         if (pp_counter % 3 != 2)
             bad++;
         pp_counter++;
     }
-    check(bad == 0 && pp_bad == 0 && pp_counter == 3 * PP_ROUNDS,
-          "ping-pong: a million main->a->b->main rounds keep the counter in step");
-    check(pp_arg_bad == 0, "entry receives the arg given to gb__switch_init");
+    check_entries_started_aligned();
+    return bad;
+}
+
+GB_TEST(a_million_rounds_through_two_contexts_stay_in_step)
+{
+    CHECK_EQ(pp_run(PP_ROUNDS), 0);
+    CHECK_EQ(pp_bad, 0);
+    CHECK_EQ(pp_counter, 3 * PP_ROUNDS);
     ctx_free(&pp_a);
     ctx_free(&pp_b);
 }
 
-/* 2. Callee-saved registers. regs_switch loads every callee-saved register
+GB_TEST(an_entry_receives_the_arg_given_to_switch_init)
+{
+    CHECK_EQ(pp_run(1), 0);
+    CHECK(pp_arg_a == &pp_a);
+    CHECK(pp_arg_b == &pp_b);
+    ctx_free(&pp_a);
+    ctx_free(&pp_b);
+}
+
+/* Callee-saved registers. regs_switch loads every callee-saved register
  * the compiler lets inline asm own (and the frame pointer, which it saves and
  * restores itself) from io[0..T_NREGS-1], calls gb__switch, and stores the
  * registers as they are after the switch back into io[T_NREGS..]. Both
- * contexts of the test do this with different patterns, so each one's values
- * are clobbered by the other's before it resumes. While a context is away,
- * main scans its stack for the values. */
+ * contexts of the scenario do this with different patterns, so each one's
+ * values are clobbered by the other's before it resumes. While a context is
+ * away, main looks at its stack for the values; the tests below each check
+ * one thing the scenario saw. */
 
 #if defined(__x86_64__)
 /* rbx, rbp, r12, r13, r14, r15. */
@@ -518,8 +446,18 @@ static ctx rg_a;
 static ctx rg_b;
 static uint64_t rg_io_a[2 * T_NREGS];
 static uint64_t rg_io_b[2 * T_NREGS];
-static int rg_int_bad;
-static int rg_fp_bad;
+
+/* What main saw of a suspended context: its saved sp, whether the scan
+ * found each register's value, and the word at each register's documented
+ * offset. */
+typedef struct rg_seen {
+    uintptr_t sp;
+    int found[T_NREGS];
+    uint64_t at_offset[T_NREGS];
+} rg_seen;
+
+static rg_seen rg_seen_a;
+static rg_seen rg_seen_b;
 
 /* Patterns are odd multiples of a large odd constant: distinct, never zero
  * and not plausible addresses, so a hit in the scan is not a coincidence. */
@@ -530,28 +468,9 @@ static uint64_t rg_pattern(unsigned who, unsigned reg)
 
 static void rg_fill(uint64_t *io, unsigned who)
 {
-    unsigned i;
-
-    for (i = 0; i < T_NREGS; i++) {
+    for (unsigned i = 0; i < T_NREGS; i++) {
         io[i] = rg_pattern(who, i);
         io[T_NREGS + i] = 0;
-    }
-}
-
-static void rg_verify(const uint64_t *io)
-{
-    unsigned i;
-
-    for (i = 0; i < T_NREGS; i++) {
-        if (io[T_NREGS + i] != io[i]) {
-            fprintf(stderr, "  %s was %#llx after the switch, expected %#llx\n",
-                    t_reg_names[i], (unsigned long long)io[T_NREGS + i],
-                    (unsigned long long)io[i]);
-            if (t_reg_names[i][0] == 'd')
-                rg_fp_bad++;
-            else
-                rg_int_bad++;
-        }
     }
 }
 
@@ -563,7 +482,6 @@ static void rg_entry(void *arg)
     ctx_started();
     NOTE_ENTRY_ALIGNMENT();
     ctx_regs_switch(self, &g_main, io);
-    rg_verify(io);
     for (;;)
         ctx_switch(self, &g_main);
 }
@@ -572,7 +490,7 @@ static void rg_entry(void *arg)
  * will: every aligned word from the saved sp to the stack top. It reads
  * redzones and dead slots deliberately, so it is not ASan-instrumented, and
  * it reads through volatile so the compiler cannot reason about the bytes. */
-static T_NO_ASAN int scan_has(const ctx *c, uint64_t value)
+static GB__NO_ASAN int scan_has(const ctx *c, uint64_t value)
 {
     const volatile uint64_t *p = (const volatile uint64_t *)c->sp;
     const volatile uint64_t *end = (const volatile uint64_t *)c->top;
@@ -583,74 +501,138 @@ static T_NO_ASAN int scan_has(const ctx *c, uint64_t value)
     return 0;
 }
 
-static T_NO_ASAN uint64_t frame_word(const ctx *c, int offset)
+static GB__NO_ASAN uint64_t frame_word(const ctx *c, int offset)
 {
     return *(const volatile uint64_t *)((const unsigned char *)c->sp + offset);
 }
 
-static void rg_inspect(const ctx *c, const uint64_t *io, int *scan_bad,
-                       int *layout_bad)
+static void rg_inspect(const ctx *c, const uint64_t *io, rg_seen *seen)
 {
-    unsigned i;
-
-    if (((uintptr_t)c->sp & 15) != 0)
-        (*layout_bad)++;
-    for (i = 0; i < T_NREGS; i++) {
-        if (!scan_has(c, io[i])) {
-            fprintf(stderr, "  %s value not found scanning the saved stack\n",
-                    t_reg_names[i]);
-            (*scan_bad)++;
-        }
-        if (frame_word(c, t_reg_offsets[i]) != io[i]) {
-            fprintf(stderr, "  %s not at its documented frame offset %d\n",
-                    t_reg_names[i], t_reg_offsets[i]);
-            (*layout_bad)++;
-        }
+    seen->sp = (uintptr_t)c->sp;
+    for (unsigned i = 0; i < T_NREGS; i++) {
+        seen->found[i] = scan_has(c, io[i]);
+        seen->at_offset[i] = frame_word(c, t_reg_offsets[i]);
     }
 }
 
-static void test_registers(void)
+/* a and b load their patterns and switch back in turn, each inspected
+ * while it is away; then each resumes, stores its registers as it found
+ * them and parks. */
+static void rg_run(void)
 {
-    int scan_bad = 0;
-    int layout_bad = 0;
-
-    g_running = "callee-saved registers and stack scan";
-
     rg_fill(rg_io_a, 1);
     rg_fill(rg_io_b, 2);
     ctx_make(&rg_a, rg_entry, &rg_a);
     ctx_make(&rg_b, rg_entry, &rg_b);
-
-    /* A fresh stack holds entry and arg in its fake frame, so a scan of a
-     * coroutine that has not run yet already pins its argument. */
-    check(scan_has(&rg_a, (uint64_t)(uintptr_t)&rg_a) &&
-              scan_has(&rg_a, (uint64_t)(uintptr_t)rg_entry),
-          "scan of a fresh stack finds entry and arg");
-
-    ctx_switch(&g_main, &rg_a); /* a loads its patterns and switches back. */
-    rg_inspect(&rg_a, rg_io_a, &scan_bad, &layout_bad);
+    ctx_switch(&g_main, &rg_a);
+    rg_inspect(&rg_a, rg_io_a, &rg_seen_a);
     ctx_switch(&g_main, &rg_b); /* b overwrites the same registers. */
-    rg_inspect(&rg_b, rg_io_b, &scan_bad, &layout_bad);
-    ctx_switch(&g_main, &rg_a); /* a verifies and parks. */
-    ctx_switch(&g_main, &rg_b); /* b verifies and parks. */
+    rg_inspect(&rg_b, rg_io_b, &rg_seen_b);
+    ctx_switch(&g_main, &rg_a);
+    ctx_switch(&g_main, &rg_b);
+    check_entries_started_aligned();
+}
 
-#if defined(__x86_64__)
-    check(rg_int_bad == 0,
-          "callee-saved rbx, rbp, r12-r15 survive a switch away and back");
-#else
-    check(rg_int_bad == 0,
-          "callee-saved x19-x29 survive a switch away and back");
-    check(rg_fp_bad == 0, "callee-saved d8-d15 survive a switch away and back");
-#endif
-    check(scan_bad == 0,
-          "scan from the saved sp to the stack top finds every saved register");
-    check(layout_bad == 0,
-          "saved registers sit at the offsets documented in switch.h");
+static void rg_done(void)
+{
     ctx_free(&rg_a);
     ctx_free(&rg_b);
 }
 
-/* 3. Doubles kept live across a switch by ordinary compiled code: twelve of
+/* Counts the registers of one kind (the d registers, or the others) whose
+ * value after the switch was not the one loaded before it, and names each
+ * on stderr. */
+static int rg_changed(const uint64_t *io, int d_registers)
+{
+    int changed = 0;
+
+    for (unsigned i = 0; i < T_NREGS; i++) {
+        if ((t_reg_names[i][0] == 'd') != d_registers)
+            continue;
+        if (io[T_NREGS + i] != io[i]) {
+            fprintf(stderr, "%s was %#llx after the switch, expected %#llx\n",
+                    t_reg_names[i], (unsigned long long)io[T_NREGS + i],
+                    (unsigned long long)io[i]);
+            changed++;
+        }
+    }
+    return changed;
+}
+
+/* A fresh stack holds entry and arg in its fake frame, so a scan of a
+ * coroutine that has not run yet already pins its argument. */
+GB_TEST(a_scan_of_a_fresh_stack_finds_its_entry_and_arg)
+{
+    ctx_make(&rg_a, rg_entry, &rg_a);
+    CHECK(scan_has(&rg_a, (uint64_t)(uintptr_t)&rg_a));
+    CHECK(scan_has(&rg_a, (uint64_t)(uintptr_t)rg_entry));
+    ctx_free(&rg_a);
+}
+
+/* rbx, rbp and r12-r15 on x86-64; x19-x29 on arm64. */
+GB_TEST(callee_saved_integer_registers_survive_a_switch_away_and_back)
+{
+    rg_run();
+    CHECK_EQ(rg_changed(rg_io_a, 0) + rg_changed(rg_io_b, 0), 0);
+    rg_done();
+}
+
+GB_TEST(d8_to_d15_survive_a_switch_away_and_back)
+{
+    GBT_SKIP_IF(T_X86_64, "x86-64 System V has no callee-saved vector registers; "
+                          "its callee-saved FP control state has tests of its own");
+    rg_run();
+    CHECK_EQ(rg_changed(rg_io_a, 1) + rg_changed(rg_io_b, 1), 0);
+    rg_done();
+}
+
+/* The property the runtime's pinning relies on: whatever a coroutine held
+ * in a register when it switched away is in the words from its saved sp to
+ * its stack top. */
+GB_TEST(a_scan_of_a_suspended_stack_finds_every_saved_register)
+{
+    int missing = 0;
+
+    rg_run();
+    for (unsigned i = 0; i < T_NREGS; i++) {
+        if (!rg_seen_a.found[i] || !rg_seen_b.found[i]) {
+            fprintf(stderr, "%s value not found scanning the saved stack\n",
+                    t_reg_names[i]);
+            missing++;
+        }
+    }
+    CHECK_EQ(missing, 0);
+    rg_done();
+}
+
+GB_TEST(saved_registers_sit_at_the_offsets_switch_h_documents)
+{
+    int misplaced = 0;
+
+    rg_run();
+    for (unsigned i = 0; i < T_NREGS; i++) {
+        if (rg_seen_a.at_offset[i] != rg_io_a[i] ||
+            rg_seen_b.at_offset[i] != rg_io_b[i]) {
+            fprintf(stderr, "%s not at its documented frame offset %d\n",
+                    t_reg_names[i], t_reg_offsets[i]);
+            misplaced++;
+        }
+    }
+    CHECK_EQ(misplaced, 0);
+    rg_done();
+}
+
+/* switch.h promises it, and a scanner walks the saved stack in aligned
+ * 8-byte words from there. */
+GB_TEST(a_suspended_context_saves_a_16_byte_aligned_sp)
+{
+    rg_run();
+    CHECK_EQ(rg_seen_a.sp & 15, 0);
+    CHECK_EQ(rg_seen_b.sp & 15, 0);
+    rg_done();
+}
+
+/* Doubles kept live across a switch by ordinary compiled code: twelve of
  * them, more than the eight callee-saved d registers of arm64, so the
  * compiler keeps some in d8-d15 and spills the rest. Two contexts do this
  * with different values and interleave, each clobbering the other's. */
@@ -658,6 +640,7 @@ static void test_registers(void)
 static ctx fp_a;
 static ctx fp_b;
 static int fp_bad;
+static int fp_checked;
 static volatile double fp_seed_a = 1.25;
 static volatile double fp_seed_b = -3.5;
 
@@ -675,7 +658,8 @@ static void fp_entry(void *arg)
 
     ctx_started();
     NOTE_ENTRY_ALIGNMENT();
-    /* a -> b (b starts and computes its own), b -> a, a -> b, b -> main. */
+    /* a -> b (b starts and computes its own), b -> a, a -> b; b checks and
+     * goes to main, which resumes a, which checks. */
     if (self == &fp_a) {
         ctx_switch(self, other);
         ctx_switch(self, other);
@@ -689,27 +673,32 @@ static void fp_entry(void *arg)
         (v10 - (s - 1.5)) + (v11 - s * 6.5);
     if (t != 0.0 || v3 != s * s || v11 != s * 6.5)
         fp_bad++;
+    fp_checked++;
     for (;;)
         ctx_switch(self, &g_main);
 }
 
-static void test_doubles(void)
+GB_TEST(double_locals_survive_interleaved_switches)
 {
-
-    g_running = "double locals across switches";
     ctx_make(&fp_a, fp_entry, &fp_a);
     ctx_make(&fp_b, fp_entry, &fp_b);
-    ctx_switch(&g_main, &fp_a);
-    /* Both have verified by now: a finished first and switched to b, and b
-     * switched here. a is parked in its ctx_switch to b. */
-    check(fp_bad == 0, "double locals stay intact across switches");
+    ctx_switch(&g_main, &fp_a); /* Back here from b, which has checked. */
+    ctx_switch(&g_main, &fp_a); /* a, parked in its switch to b, checks. */
+    CHECK_EQ(fp_checked, 2);
+    CHECK_EQ(fp_bad, 0);
+    check_entries_started_aligned();
     ctx_free(&fp_a);
     ctx_free(&fp_b);
 }
 
-/* 4. Floating-point control state on x86-64: each context has its own MXCSR
+/* Floating-point control state on x86-64: each context has its own MXCSR
  * and x87 control word, and a new context inherits its creator's control
- * bits with the status flags cleared. */
+ * bits with the status flags cleared. On arm64 the FPCR is not switched
+ * (AAPCS64 makes it thread-global), so these tests skip there. */
+
+#define T_SKIP_UNLESS_X86_64()                                               \
+    GBT_SKIP_IF(!T_X86_64, "FP control state is not switched on arm64 "       \
+                           "(FPCR is thread-global in AAPCS64)")
 
 #if defined(__x86_64__)
 
@@ -758,8 +747,11 @@ static int fx_leak_bad;
 static int fx_inherit_bad;
 static volatile double fx_one = 1.0;
 static volatile double fx_three = 3.0;
+static double fx_third_nearest;
 static double fx_third_zero;
 static double fx_third_up;
+static double fx_third_zero_again;
+static double fx_third_up_again;
 
 static void fx_entry_a(void *arg)
 {
@@ -778,6 +770,7 @@ static void fx_entry_a(void *arg)
     if ((get_mxcsr() & MXCSR_RC_MASK) != MXCSR_RC_ZERO ||
         (get_x87cw() & X87_RC_MASK) != X87_RC_DOWN)
         fx_leak_bad++;
+    fx_third_zero_again = fx_one / fx_three;
     for (;;)
         ctx_switch(&fx_a, &g_main);
 }
@@ -799,6 +792,7 @@ static void fx_entry_b(void *arg)
     if ((get_mxcsr() & MXCSR_RC_MASK) != MXCSR_RC_UP ||
         (get_x87cw() & X87_RC_MASK) != X87_RC_UP)
         fx_leak_bad++;
+    fx_third_up_again = fx_one / fx_three;
     for (;;)
         ctx_switch(&fx_b, &g_main);
 }
@@ -817,14 +811,13 @@ static void fx_entry_c(void *arg)
         ctx_switch(&fx_c, &g_main);
 }
 
-static void test_fp_control(void)
+/* a sets round-toward-zero (x87: down) and switches to b, which sets
+ * round-up (x87: up) and switches back; a switches to main, and main
+ * resumes b once more. Every side notes whether it found its own modes. */
+static void fx_run_a_and_b(void)
 {
-    volatile double third_nearest;
-
-    g_running = "MXCSR / x87 control word";
-
     /* Leave the inexact flag set in main so inheritance must clear it. */
-    third_nearest = fx_one / fx_three;
+    fx_third_nearest = fx_one / fx_three;
     fx_main_mxcsr = get_mxcsr();
     fx_main_x87cw = get_x87cw();
 
@@ -838,40 +831,75 @@ static void test_fp_control(void)
     if ((get_mxcsr() & MXCSR_RC_MASK) != (fx_main_mxcsr & MXCSR_RC_MASK) ||
         get_x87cw() != fx_main_x87cw)
         fx_leak_bad++;
-    check(fx_leak_bad == 0,
-          "MXCSR and x87 control word are per context and restored on return");
-    /* The divisions really ran under the modes each context set: 1/3 rounds
-     * down to nearest, so toward zero agrees with nearest and up differs.
-     * Valgrind's CPU emulation always rounds SSE arithmetic to nearest, so
-     * there only the register values above can be checked. */
-#if T_VALGRIND
-    if (RUNNING_ON_VALGRIND) {
-        printf("note: skipped the SSE rounding arithmetic check under "
-               "Valgrind, which ignores the MXCSR rounding mode\n");
-    } else
-#endif
-    {
-        check(fx_third_up > fx_third_zero && third_nearest == fx_third_zero,
-              "SSE division follows the rounding mode of its own context");
-    }
+}
 
+/* c is made while main rounds down (x87: up) and started after main has
+ * put its own modes back. */
+static void fx_run_c(void)
+{
     set_mxcsr((fx_main_mxcsr & ~MXCSR_RC_MASK) | MXCSR_RC_DOWN);
     set_x87cw((uint16_t)((fx_main_x87cw & ~X87_RC_MASK) | X87_RC_UP));
     ctx_make(&fx_c, fx_entry_c, NULL);
     set_mxcsr(fx_main_mxcsr);
     set_x87cw(fx_main_x87cw);
     ctx_switch(&g_main, &fx_c);
-    check(fx_inherit_bad == 0,
-          "new context inherits the creator's MXCSR/x87 control, flags clear");
+}
+
+static void fx_done(void)
+{
     ctx_free(&fx_a);
     ctx_free(&fx_b);
-    ctx_free(&fx_c);
 }
 
 #endif /* __x86_64__ */
 
-/* 5. An entry function that returns lands in the trampoline's abort(). This
- * runs in a child process so the abort does not end the test. */
+GB_TEST(mxcsr_and_x87_control_word_are_per_context_and_restored)
+{
+    T_SKIP_UNLESS_X86_64();
+#if defined(__x86_64__)
+    fx_run_a_and_b();
+    CHECK_EQ(fx_leak_bad, 0);
+    fx_done();
+#endif
+}
+
+/* The divisions really ran under the modes each context set: 1/3 rounds
+ * down to nearest, so toward zero agrees with nearest and up differs. Each
+ * context divides again after it is resumed, when only the switch can have
+ * put its mode back. */
+GB_TEST(sse_division_follows_the_rounding_mode_of_its_own_context)
+{
+    T_SKIP_UNLESS_X86_64();
+    GBT_SKIP_IF(T_ON_VALGRIND, "Valgrind's CPU emulation always rounds SSE "
+                               "arithmetic to nearest, whatever the MXCSR says");
+#if defined(__x86_64__)
+    fx_run_a_and_b();
+    CHECK(fx_third_up > fx_third_zero);
+    CHECK(fx_third_nearest == fx_third_zero);
+    CHECK(fx_third_zero_again == fx_third_zero);
+    CHECK(fx_third_up_again == fx_third_up);
+    fx_done();
+#endif
+}
+
+/* a is made while main rounds to nearest and must start so; c is made
+ * while main rounds down (x87: up) with its inexact flag set, and must
+ * start with those modes and the flag clear. */
+GB_TEST(a_new_context_inherits_its_creators_fp_control_with_flags_clear)
+{
+    T_SKIP_UNLESS_X86_64();
+#if defined(__x86_64__)
+    fx_run_a_and_b();
+    fx_run_c();
+    CHECK_EQ(fx_inherit_bad, 0);
+    fx_done();
+    ctx_free(&fx_c);
+#endif
+}
+
+/* An entry function that returns lands in the trampoline's abort(). It runs
+ * in a child process so the abort does not end the test, with core dumps
+ * off because the abort is the expected outcome. */
 
 static ctx ret_ctx;
 
@@ -881,50 +909,21 @@ static void ret_entry(void *arg)
     ctx_started();
 }
 
-static void test_entry_return_aborts(void)
+static void return_from_an_entry(void)
 {
-    pid_t pid;
-    int status = 0;
+    struct rlimit no_core = {0, 0};
 
-    g_running = "entry return aborts";
-
-    fflush(NULL);
-    pid = fork();
-    if (pid < 0)
-        die("fork failed");
-    if (pid == 0) {
-        struct rlimit no_core = {0, 0};
-
-        setrlimit(RLIMIT_CORE, &no_core);
-        ctx_make(&ret_ctx, ret_entry, NULL);
-        ctx_switch(&g_main, &ret_ctx);
-        _exit(0); /* Not reached if the trampoline works. */
-    }
-    if (waitpid(pid, &status, 0) != pid)
-        die("waitpid failed");
-    check(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-          "an entry function that returns ends in abort()");
+    setrlimit(RLIMIT_CORE, &no_core);
+    ctx_make(&ret_ctx, ret_entry, NULL);
+    ctx_switch(&g_main, &ret_ctx);
+    /* Only a trampoline that lets entry return comes back here; the child
+     * then exits 0 and the test fails. */
 }
 
-int main(void)
+GB_TEST(an_entry_that_returns_ends_in_abort)
 {
-    install_crash_handler();
-    test_alignment();
-    test_ping_pong();
-    test_registers();
-    test_doubles();
-#if defined(__x86_64__)
-    test_fp_control();
-#else
-    printf("note: FP control state is not switched on arm64 (FPCR is "
-           "thread-global in AAPCS64); MXCSR checks are x86-64 only\n");
-#endif
-    if (g_align_bad != 0)
-        fprintf(stderr, "  misaligned stack in %s\n", g_align_where);
-    check(g_align_bad == 0,
-          "every entry function of the other checks started aligned too");
-    test_entry_return_aborts();
+    int status = gbt_in_child(return_from_an_entry);
 
-    printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    CHECK(WIFSIGNALED(status));
+    CHECK_EQ(WTERMSIG(status), SIGABRT);
 }
