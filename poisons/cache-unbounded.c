@@ -6,7 +6,7 @@
  * gate is red for the resident size, not for retained-below.
  * Caught by: see poisons/faults.tsv.
  */
-#include "internal.h"
+#include "fix/fix.h"
 
 bool gb__fix_cache_admits(size_t cached, size_t add)
 {

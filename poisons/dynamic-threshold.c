@@ -7,7 +7,7 @@
  * article: 405 MB held on Linux against 5 MB).
  * Caught by: see poisons/faults.tsv.
  */
-#include "internal.h"
+#include "fix/fix.h"
 
 bool gb__fix_malloc_threshold(void)
 {

@@ -8,7 +8,7 @@
  * without unmapping, so the address range itself is never reused.
  * Caught by: see poisons/faults.tsv.
  */
-#include "internal.h"
+#include "fix/fix.h"
 
 #include <sys/mman.h>
 

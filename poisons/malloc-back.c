@@ -7,7 +7,7 @@
  * build fixed its threshold.
  * Caught by: see poisons/faults.tsv.
  */
-#include "internal.h"
+#include "fix/fix.h"
 
 bool gb__fix_chunk_is_mapped(size_t n)
 {

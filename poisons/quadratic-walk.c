@@ -8,7 +8,7 @@
  * spent 95% of its time.
  * Caught by: see poisons/faults.tsv.
  */
-#include "internal.h"
+#include "fix/fix.h"
 #include "sanitizers.h"
 
 /* ---------------------------------------- every retry tries every region */
@@ -17,14 +17,10 @@ void gb__fix_retry(gb__thread *t)
 {
     /* A try moves a region to the head of the pinned list or frees it, so
      * walking on from the saved successor visits each region once. */
-    for (gb_region *r = t->retired_pinned, *next; r; r = next) {
-        next = r->rnext;
-        gb__pin_try(t, r);
-    }
-    for (gb_region *r = t->retired_dirty, *next; r; r = next) {
-        next = r->rnext;
-        gb__pin_try(t, r);
-    }
+    GB__LIST_EACH(l, &t->retired_pinned)
+        gb__pin_try(t, GB__LIST_ENTRY(l, gb_region, rlink));
+    GB__LIST_EACH(l, &t->retired_dirty)
+        gb__pin_try(t, GB__LIST_ENTRY(l, gb_region, rlink));
 }
 
 /* ----------------------------- every try walks the stack word by word */

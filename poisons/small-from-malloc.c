@@ -8,7 +8,7 @@
  * article's open item: "blocks under 16 KB are still kept by malloc").
  * Caught by: see poisons/faults.tsv.
  */
-#include "internal.h"
+#include "fix/fix.h"
 
 bool gb__fix_small_from_slab(size_t n)
 {

@@ -8,7 +8,7 @@
  * against 42 MB).
  * Caught by: see poisons/faults.tsv.
  */
-#include "internal.h"
+#include "fix/fix.h"
 
 void gb__fix_arena_bind(gb_region *holder, gb__arena *a)
 {

@@ -6,7 +6,7 @@
  * handed to someone else). This is the fault the pin check exists for.
  * Caught by: see poisons/faults.tsv.
  */
-#include "internal.h"
+#include "fix/fix.h"
 
 gb_coro *gb__fix_pinner(gb_region *r)
 {

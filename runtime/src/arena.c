@@ -6,12 +6,14 @@
  * bound when it is opened and unbound when it is closed (fix/arena_bind.c),
  * and a region closes the arenas on its list when it is given back.
  */
-#include "internal.h"
+#include "arena.h"
+#include "fix/fix.h"
+#include "stats.h"
 
 void gb__arena_open(gb__arena *a, gb_region *holder, size_t n)
 {
     a->chunk = gb__chunk_get(n);
-    a->next = a->prev = NULL;
+    a->link = (gb__list){NULL, NULL};
     a->holder = NULL;
     GB__ADD(arenas_live, 1);
     gb__fix_arena_bind(holder, a);

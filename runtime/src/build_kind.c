@@ -6,7 +6,7 @@
  * and never does. CMake compiles this file once with GB_PROGRAM_BUILD=1 and
  * once with 0.
  */
-#include "internal.h"
+#include "init.h"
 
 #ifndef GB_PROGRAM_BUILD
 #error "GB_PROGRAM_BUILD must be defined to 0 or 1"

@@ -10,23 +10,35 @@
  *   - munmap itself can fail (Linux refuses with ENOMEM an unmap that would
  *     split a mapping while the process is at the limit). The pages are
  *     then emptied at once, which gives the memory back, and the range is
- *     kept on a list, inside its own first page, to be unmapped later.
+ *     kept on a list, recorded in its own last bytes, to be unmapped later.
+ *     Every mapping leaves through that one path (gb__chunk_unmap): blocks,
+ *     slabs, descriptor pages and coroutine stacks alike.
  * Each thread keeps a few MiB of given-back blocks, resident, for its next
  * regions (the cache): a fresh page costs a fault, which dominates the
  * cost of a small region that is entered and left over and over.
  */
-#include "internal.h"
+#include "chunk.h"
+#include "fix/fix.h"
+#include "init.h"
+#include "os/os.h"
 #include "sanitizers.h"
+#include "small.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A range whose munmap failed; it sits in the range's first page. */
+/* A range whose munmap failed: [base, base + size), counted as `mappings`
+ * mappings. The record sits in the range's last bytes, which every caller
+ * keeps writable (a stack's guard is its first page). */
 typedef struct pending_unmap {
     struct pending_unmap *next;
+    void *base;
     size_t size;
+    size_t mappings;
 } pending_unmap;
 
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -40,7 +52,7 @@ GB__NORETURN static void out_of_memory(size_t n, int map_errno)
     gb__die("out of memory: malloc of %zu bytes failed", n);
 }
 
-bool gb__mapping_reserve(size_t n)
+bool gb__chunk_reserve(size_t n)
 {
     size_t now = atomic_fetch_add_explicit(&gb__stat.mappings, n, memory_order_relaxed);
     now += atomic_load_explicit(&gb__stat.mappings_cached, memory_order_relaxed);
@@ -50,7 +62,7 @@ bool gb__mapping_reserve(size_t n)
     return false;
 }
 
-void gb__mapping_unreserve(size_t n)
+void gb__chunk_unreserve(size_t n)
 {
     GB__SUB(mappings, n);
 }
@@ -63,8 +75,6 @@ static gb__chunk heap_chunk(size_t n, int map_errno)
     GB__ADD(bytes_heap, n);
     return (gb__chunk){.base = p, .size = n, .src = GB__SRC_HEAP};
 }
-
-static void unmap_or_defer(void *p, size_t size);
 
 /* ------------------------------------------------------------ the cache */
 
@@ -121,7 +131,7 @@ static void cache_drop(gb__thread *t, int k)
     t->cache.head[k] = *(void **)p;
     t->cache.bytes -= size;
     gb__chunk_count_cached(size, false);
-    unmap_or_defer(p, size);
+    gb__chunk_unmap(p, size, 1);
 }
 
 /* Keeps a given-back block in this thread's cache. A full cache makes room
@@ -142,7 +152,7 @@ static bool cache_push(gb__chunk c)
     if (!gb__fix_cache_admits(t->cache.bytes, c.size))
         return false;
     if (t->cache.bytes == 0)
-        gb__thread_cleanup_at_exit(t);
+        gb__thread_arm_exit(t);
     *(void **)c.base = t->cache.head[k];
     /* Given back, it stays mapped: under ASan, any touch of it from now on
      * is reported, as a freed heap block's would be. */
@@ -172,7 +182,7 @@ gb__chunk gb__chunk_get(size_t n)
     gb__chunk cached;
     if (gb__cfg.cache_bytes && cache_pop(size, &cached))
         return cached;
-    if (!gb__mapping_reserve(1)) {
+    if (!gb__chunk_reserve(1)) {
         GB__ADD(fallbacks_budget, 1);
         return heap_chunk(n, 0);
     }
@@ -187,10 +197,10 @@ gb__chunk gb__chunk_get(size_t n)
     return (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP};
 }
 
-static void forget_mapping(size_t size)
+static void forget_mapping(size_t size, size_t mappings)
 {
     GB__SUB(bytes_mapped, size);
-    GB__SUB(mappings, 1);
+    GB__SUB(mappings, mappings);
 }
 
 void gb__chunk_retry_unmaps(void)
@@ -201,11 +211,10 @@ void gb__chunk_retry_unmaps(void)
     pending_unmap **pp = &pending;
     while (*pp) {
         pending_unmap *u = *pp;
-        size_t size = u->size;
-        pending_unmap *next = u->next;
-        if (gb__fix_unmap(u, size) == 0) {
-            *pp = next;
-            forget_mapping(size);
+        pending_unmap d = *u; /* the record goes with the range */
+        if (gb__fix_unmap(d.base, d.size) == 0) {
+            *pp = d.next;
+            forget_mapping(d.size, d.mappings);
             GB__SUB(unmaps_pending, 1);
         } else {
             pp = &u->next;
@@ -214,21 +223,20 @@ void gb__chunk_retry_unmaps(void)
     pthread_mutex_unlock(&pending_lock);
 }
 
-static void unmap_or_defer(void *p, size_t size)
+void gb__chunk_unmap(void *p, size_t size, size_t mappings)
 {
     gb__chunk_retry_unmaps();
     if (gb__fix_unmap(p, size) == 0) {
-        forget_mapping(size);
+        forget_mapping(size, mappings);
         return;
     }
     /* The range stays mapped: empty it now so the memory leaves, and keep
      * it to unmap once the process is below its limit again. */
     GB__ADD(unmap_failures, 1);
     (void)gb__fix_release(p, size);
-    pending_unmap *u = p;
+    pending_unmap *u = (pending_unmap *)((char *)p + size) - 1;
     pthread_mutex_lock(&pending_lock);
-    u->next = pending;
-    u->size = size;
+    *u = (pending_unmap){.next = pending, .base = p, .size = size, .mappings = mappings};
     pending = u;
     pthread_mutex_unlock(&pending_lock);
     GB__ADD(unmaps_pending, 1);
@@ -241,7 +249,7 @@ void gb__chunk_put(gb__chunk c)
     if (c.src == GB__SRC_MAP) {
         if (gb__cfg.cache_bytes && cache_push(c))
             return;
-        unmap_or_defer(c.base, c.size);
+        gb__chunk_unmap(c.base, c.size, 1);
     } else if (c.src == GB__SRC_SMALL) {
         gb__small_put(c);
     } else {

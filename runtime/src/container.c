@@ -13,7 +13,10 @@
  * (tombstones included), whose storage is cap entries then cap control
  * bytes.
  */
-#include "internal.h"
+#include "arena.h"
+#include "init.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <string.h>
 

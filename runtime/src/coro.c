@@ -8,122 +8,20 @@
  * coroutine, yielding outside one, freeing the running one, crossing
  * threads) stops the process with a message that names it.
  */
-#include "internal.h"
-#include "switch/switch.h"
+#include "coro.h"
+#include "init.h"
+#include "os/os.h"
+#include "overflow.h"
+#include "pin.h"
 #include "sanitizers.h"
+#include "stack.h"
+#include "stats.h"
+#include "switch/switch.h"
+#include "thread.h"
 
-#include <signal.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #define MIN_STACK (16 * GB__KIB)
-
-/* ------------------------------------------------- stack overflow report */
-
-static struct sigaction old_segv, old_bus;
-static atomic_int handler_installed;
-
-static void overflow_handler(int sig, siginfo_t *si, void *uctx)
-{
-    gb__thread *t = gb__self();
-    gb_coro *c = t->cur_coro;
-    char *addr = si->si_addr;
-    if (c && c->guard_size && addr >= c->stack_lo - c->guard_size && addr < c->stack_lo) {
-        static const char msg[] = "giveback: coroutine stack overflow: the running coroutine "
-                                  "ran past the bottom of its stack into the guard page "
-                                  "(give gb_coro_new a larger stack_size)\n";
-        ssize_t w = write(2, msg, sizeof msg - 1);
-        (void)w;
-        signal(SIGABRT, SIG_DFL);
-        abort();
-    }
-    /* Not ours: put the previous handler back and return; the faulting
-     * instruction runs again and meets it. */
-    sigaction(sig, sig == SIGSEGV ? &old_segv : &old_bus, NULL);
-    (void)uctx;
-}
-
-/* The handler runs on an alternate stack: on the overflowing stack itself
- * there is no room left to run anything. It needs little (a write and an
- * abort), so a signal stack the thread already has is used if it holds
- * ALTSTACK_MIN; a sanitizer or the application installed it and will take
- * it off itself. Otherwise the thread gets one of ours (not counted in the
- * stats: it lives as long as the thread), and at thread exit the stack it
- * replaced is put back. */
-#define ALTSTACK_MIN (16 * GB__KIB)
-#define ALTSTACK_SIZE (64 * GB__KIB)
-
-static void install_altstack(gb__thread *t)
-{
-    t->altstack_checked = true;
-    stack_t cur;
-    memset(&cur, 0, sizeof cur);
-    if (sigaltstack(NULL, &cur) != 0)
-        return;
-    if (!(cur.ss_flags & SS_DISABLE) && cur.ss_size >= ALTSTACK_MIN)
-        return; /* usable as it is */
-    stack_t ss;
-    memset(&ss, 0, sizeof ss);
-    ss.ss_size = ALTSTACK_SIZE;
-    ss.ss_sp = malloc(ss.ss_size);
-    if (!ss.ss_sp)
-        return; /* an overflow will then be reported as a plain SIGSEGV */
-    if (sigaltstack(&ss, NULL) != 0) {
-        free(ss.ss_sp);
-        return;
-    }
-    t->altstack = ss.ss_sp;
-    t->altstack_prev_sp = cur.ss_sp;
-    t->altstack_prev_size = cur.ss_size;
-    t->altstack_prev_flags = cur.ss_flags & SS_DISABLE;
-    gb__thread_cleanup_at_exit(t);
-}
-
-void gb__altstack_release(gb__thread *t)
-{
-    if (!t->altstack)
-        return;
-    stack_t cur, prev;
-    memset(&cur, 0, sizeof cur);
-    memset(&prev, 0, sizeof prev);
-    prev.ss_sp = t->altstack_prev_sp;
-    prev.ss_size = t->altstack_prev_size;
-    prev.ss_flags = t->altstack_prev_flags;
-    /* Only if ours is still the one in force: a stack installed after ours
-     * belongs to someone else, and ours is simply no longer used. A thread
-     * that ends inside a handler running on ours keeps it (it is in use). */
-    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == t->altstack) {
-        if (cur.ss_flags & SS_ONSTACK)
-            return;
-        if (sigaltstack(&prev, NULL) != 0) {
-            stack_t off;
-            memset(&off, 0, sizeof off);
-            off.ss_flags = SS_DISABLE;
-            sigaltstack(&off, NULL);
-        }
-    }
-    free(t->altstack);
-    t->altstack = NULL;
-}
-
-static void install_overflow_handler(gb__thread *t)
-{
-    int expected = 0;
-    if (atomic_compare_exchange_strong(&handler_installed, &expected, 1)) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = overflow_handler;
-        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGSEGV, &sa, &old_segv);
-        sigaction(SIGBUS, &sa, &old_bus);
-    }
-    if (!t->altstack_checked)
-        install_altstack(t);
-}
-
-/* ------------------------------------------------------------ coroutines */
 
 static void check_thread(const gb_coro *c, const char *who)
 {
@@ -145,7 +43,7 @@ static void switch_to(void **from_sp, void **from_fake, void *to_sp, const void 
 static void leave_all(gb_coro *c)
 {
     while (c->rstack.top)
-        gb__rstack_pop(&c->rstack);
+        gb__region_pop(&c->rstack);
 }
 
 static void coro_main(void *arg)
@@ -176,7 +74,7 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
         size = MIN_STACK;
     size = gb__round_up_checked(size, gb__os.page_size, "gb_coro_new");
     gb__thread *t = gb__self();
-    install_overflow_handler(t);
+    gb__overflow_install(t);
     gb_coro *c = calloc(1, sizeof *c);
     if (!c)
         gb__die("out of memory: no coroutine descriptor");
@@ -186,11 +84,12 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
     c->arg = arg;
     c->thread = t;
     c->status = GB_CORO_SUSPENDED;
+    gb__list_init(&c->witnessed);
     gb__stack_get(c, size);
     c->vg_id = gb__vg_register(c->stack_lo, c->stack_hi);
     c->tsan_fiber = gb__tsan_create();
     c->sp = gb__switch_init(c->stack_hi, coro_main, c);
-    gb__coro_frozen_push(t, c);
+    gb__pin_frozen_push(t, c);
     return c;
 }
 
@@ -208,9 +107,9 @@ bool gb_coro_resume(gb_coro *c)
     gb__thread *t = c->thread;
     gb_coro *me = t->cur_coro;
     if (me)
-        gb__coro_frozen_push(t, me);
-    gb__coro_frozen_remove(t, c);
-    gb__coro_thawed(c);
+        gb__pin_frozen_push(t, me);
+    gb__pin_frozen_remove(c);
+    gb__pin_thawed(c);
     c->caller = me;
     c->status = GB_CORO_RUNNING;
     t->cur_coro = c;
@@ -225,17 +124,17 @@ bool gb_coro_resume(gb_coro *c)
     bool finished = c->status == GB_CORO_FINISHED;
     /* Its stack is dead: what it pinned may go now. */
     if (finished)
-        gb__coro_release_witnessed(c);
+        gb__pin_witness_gone(c);
     /* Regions that need a try get it before we thaw, while our stack is
      * still frozen with its sp saved by the switch: what we witnessed was
      * dropped for a try when we froze to resume c, and once we run no scan
      * sees our live frames, so a try then would free a region a frame of
      * ours still points into. */
-    if (finished || t->retired_dirty)
+    if (finished || !gb__list_empty(&t->retired_dirty))
         gb__pin_retry(t);
     if (me) {
-        gb__coro_frozen_remove(t, me);
-        gb__coro_thawed(me);
+        gb__pin_frozen_remove(me);
+        gb__pin_thawed(me);
     }
     return !finished;
 }
@@ -247,7 +146,7 @@ void gb_coro_yield(void)
     if (!c)
         gb__die("gb_coro_yield: called outside any coroutine");
     c->status = GB_CORO_SUSPENDED;
-    gb__coro_frozen_push(t, c);
+    gb__pin_frozen_push(t, c);
     void *to = c->caller ? c->caller->sp : t->main_sp;
     switch_to(&c->sp, &c->asan_fake, to, c->caller_lo, c->caller_size, c->tsan_caller);
     /* Resumed: gb_coro_resume has set the thread's state. */
@@ -263,8 +162,8 @@ void gb_coro_free(gb_coro *c)
         gb__die("gb_coro_free: coroutine %p is running; free it after it yields or finishes",
                 (void *)c);
     gb__thread *t = c->thread;
-    gb__coro_frozen_remove(t, c);
-    gb__coro_release_witnessed(c);
+    gb__pin_frozen_remove(c);
+    gb__pin_witness_gone(c);
     /* Regions it entered and never left go now; its own stack no longer
      * counts as a pinner. */
     leave_all(c);
@@ -286,28 +185,4 @@ gb_coro_status gb_coro_status_of(const gb_coro *c)
 gb_coro *gb_coro_current(void)
 {
     return gb__self()->cur_coro;
-}
-
-void gb_sweep(void)
-{
-    gb__ensure_init();
-    gb__thread *t = gb__self();
-    GB__ADD(sweeps, 1);
-    gb__pin_retry(t);
-    gb__stack_pool_trim(t);
-    gb__regions_trim(t); /* before the flush: its page may go to the cache */
-    gb__chunk_cache_flush(t);
-    gb__chunk_retry_unmaps();
-}
-
-void gb_safepoint(void)
-{
-    gb__ensure_init();
-    if (!gb__cfg.stress)
-        return;
-    gb__thread *t = gb__self();
-    if (++t->safepoints >= gb__cfg.stress) {
-        t->safepoints = 0;
-        gb_sweep();
-    }
 }

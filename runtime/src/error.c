@@ -5,7 +5,7 @@
  * process stops with one line on stderr that names the mistake, and abort()
  * leaves a core and a stack for the debugger.
  */
-#include "internal.h"
+#include "base.h"
 
 #include <stdarg.h>
 #include <stdio.h>

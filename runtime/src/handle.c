@@ -8,7 +8,10 @@
  * decoding of a handle; region.c takes and frees slots through handle.h and
  * decodes a handle only when it is not the innermost region's.
  */
+#include "coro.h"
 #include "handle.h"
+#include "init.h"
+#include "stats.h"
 
 #include <pthread.h>
 
@@ -24,7 +27,7 @@
  * counters.
  *
  * A handle names a directory entry, a slot in the entry's page and the
- * slot's generation (internal.h). The directory is static and never given
+ * slot's generation (handle.h). The directory is static and never given
  * back, so any handle, however stale, decodes without reading a page that
  * may be gone:
  *   - an entry is owned by one thread from when it takes it from the pool
@@ -92,7 +95,7 @@ static uint32_t entry_take(gb__thread *t)
     dir[e].next = 0;
     atomic_store_explicit(&dir[e].owner, t, memory_order_relaxed);
     pthread_mutex_unlock(&dir_lock);
-    gb__thread_cleanup_at_exit(t);
+    gb__thread_arm_exit(t);
     return e;
 }
 
@@ -111,6 +114,7 @@ static gb__dpage *dpage_new(gb__thread *t)
     pg->entry = e;
     pg->cap = cap < SLOT_MAX ? (uint32_t)cap : SLOT_MAX;
     pg->nfresh = pg->nused = 0;
+    pg->alink = (gb__list){NULL, NULL};
     dir[e].page = pg;
     gb__handle_avail_push(t, pg);
     return pg;
@@ -120,8 +124,8 @@ static gb__dpage *dpage_new(gb__thread *t)
  * thread's next page with a floor above every generation it issued. */
 static void dpage_release(gb__thread *t, gb__dpage *pg)
 {
-    if (pg->in_avail)
-        gb__handle_avail_remove(t, pg);
+    if (gb__handle_in_avail(pg))
+        gb__list_remove(&pg->alink);
     uint32_t e = pg->entry;
     dir[e].page = NULL;
     dir[e].floor = pg->gen_hi;
@@ -150,8 +154,8 @@ static bool spare_keep(gb__thread *t, gb__dpage *pg)
         return false;
     if (!pg->free && pg->nfresh == pg->cap)
         return false; /* every slot used up: nothing to keep it for */
-    if (pg->in_avail)
-        gb__handle_avail_remove(t, pg);
+    if (gb__handle_in_avail(pg))
+        gb__list_remove(&pg->alink);
     t->dspare = pg;
     gb__chunk_count_cached(size, true);
     return true;
@@ -176,7 +180,7 @@ gb__dpage *gb__handle_page_get(gb__thread *t)
     return dpage_new(t);
 }
 
-void gb__regions_trim(gb__thread *t)
+void gb__handle_trim(gb__thread *t)
 {
     if (t->dspare)
         dpage_release(t, spare_take(t));
@@ -327,6 +331,6 @@ void gb__handle_at_exit(gb__thread *t)
         dir_pool = e + 1;
     }
     pthread_mutex_unlock(&dir_lock);
-    t->davail = NULL;
+    gb__list_init(&t->davail);
     t->dvacant = 0;
 }

@@ -1,4 +1,23 @@
-/* handle.h -- what region.c asks of the region descriptors (handle.c).
+/* handle.h -- region descriptors and the handles that name them (handle.c).
+ *
+ * gb_region * is the descriptor inside the runtime; what the API hands out
+ * is not its address but a handle naming its slot and the slot's
+ * generation, so that a handle of a left region never names the region
+ * that reuses its slot:
+ *   handle = generation << 25 | page << 9 | slot
+ * where page indexes the descriptor-page directory (handle.c) and slot the
+ * descriptor in that page. A slot's generation grows by one each time it is
+ * freed and never repeats: a slot whose generation would pass GB__GEN_MAX
+ * is never used again, and a directory entry whose page would start past
+ * it is never used again (about 5.5e11 regions per slot first). Generation
+ * 0 is never issued, so no handle is NULL. Handles are 64 bits.
+ *
+ * The descriptor pages are taken like blocks (gb__chunk_get: counted in
+ * bytes_mapped and mappings, or bytes_heap) by the thread that enters the
+ * region, and given back when their last slot is free. A handle is checked
+ * against the slot it names (handle == the slot's handle) through the
+ * directory, which is never given back, so a left region's handle is
+ * decoded without touching a page that may be gone.
  *
  * Taking a slot for a new region and freeing it are inline: gb_enter and
  * every leave run them, and each is a few loads and stores unless a page
@@ -9,9 +28,21 @@
 #ifndef GB_HANDLE_H
 #define GB_HANDLE_H
 
-#include "internal.h"
+#include "region.h"
+#include "thread.h"
 
 #include <string.h>
+
+#define GB__H_SLOT_BITS 9
+#define GB__H_PAGE_BITS 16
+#define GB__H_GEN_SHIFT (GB__H_SLOT_BITS + GB__H_PAGE_BITS)
+#define GB__GEN_MAX ((UINT64_C(1) << (64 - GB__H_GEN_SHIFT)) - 1)
+
+/* The handle gb_enter returned for r (r is LIVE or RETIRED). */
+static inline gb_region *gb__handle_of(const gb_region *r)
+{
+    return (gb_region *)r->handle;
+}
 
 /* A page of region descriptors, owned by the thread that took it.
  *   - slots [0, nfresh) have been used on this page, the rest never; a used
@@ -19,14 +50,14 @@
  *     through parent), or used up (gen past GB__GEN_MAX, on no list);
  *   - floor <= every used slot's gen <= gen_hi, and every fresh slot starts
  *     at floor;
- *   - in_avail exactly when it has a free or fresh slot and is not the
- *     thread's spare, and then it is on owner->davail;
+ *   - alink is on owner->davail exactly when the page has a free or fresh
+ *     slot and is not the thread's spare (gb__handle_in_avail);
  *   - nused == 0 only for the thread's spare (owner->dspare): any other page
  *     goes back the moment its last slot is freed. */
 struct gb__dpage {
     gb__chunk chunk;
     gb__thread *owner;
-    gb__dpage *anext, *aprev; /* on owner->davail while in_avail */
+    gb__list alink;           /* on owner->davail while it has a slot to give */
     gb_region *free;          /* free slots, linked through parent */
     uint64_t floor;           /* generation of every fresh slot */
     uint64_t gen_hi;          /* the highest slot generation so far, >= floor */
@@ -34,7 +65,6 @@ struct gb__dpage {
     uint32_t cap;             /* slots in the page */
     uint32_t nfresh;          /* slots [0, nfresh) have been used */
     uint32_t nused;           /* slots LIVE or RETIRED */
-    bool in_avail;            /* has a free or fresh slot; on owner->davail */
     gb_region slot[];
 };
 
@@ -45,35 +75,23 @@ struct gb__dpage {
 gb__dpage *gb__handle_page_get(gb__thread *t);
 void gb__handle_page_empty(gb__thread *t, gb__dpage *pg);
 
-static inline void gb__handle_avail_push(gb__thread *t, gb__dpage *pg)
+static inline bool gb__handle_in_avail(const gb__dpage *pg)
 {
-    pg->in_avail = true;
-    pg->aprev = NULL;
-    pg->anext = t->davail;
-    if (t->davail)
-        t->davail->aprev = pg;
-    t->davail = pg;
+    return gb__list_linked(&pg->alink);
 }
 
-static inline void gb__handle_avail_remove(gb__thread *t, gb__dpage *pg)
+static inline void gb__handle_avail_push(gb__thread *t, gb__dpage *pg)
 {
-    pg->in_avail = false;
-    if (pg->aprev)
-        pg->aprev->anext = pg->anext;
-    else
-        t->davail = pg->anext;
-    if (pg->anext)
-        pg->anext->aprev = pg->aprev;
-    pg->anext = pg->aprev = NULL;
+    gb__list_push(&t->davail, &pg->alink);
 }
 
 /* A slot for a new region of t (gb_enter), with a handle no other region
  * ever had: everything above handle is zero, the caller fills it in. */
 static inline gb_region *gb__handle_take(gb__thread *t)
 {
-    gb__dpage *pg = t->davail;
-    if (GB__UNLIKELY(!pg))
-        pg = gb__handle_page_get(t);
+    gb__dpage *pg = GB__LIKELY(!gb__list_empty(&t->davail))
+                        ? GB__LIST_ENTRY(t->davail.next, gb__dpage, alink)
+                        : gb__handle_page_get(t);
     gb_region *r = pg->free;
     if (r) {
         pg->free = r->parent;
@@ -85,9 +103,10 @@ static inline gb_region *gb__handle_take(gb__thread *t)
         pg->nfresh++;
     }
     if (!pg->free && pg->nfresh == pg->cap)
-        gb__handle_avail_remove(t, pg);
+        gb__list_remove(&pg->alink);
     pg->nused++;
     memset(r, 0, offsetof(gb_region, handle));
+    gb__list_init(&r->arenas);
     r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
     return r;
 }
@@ -111,7 +130,7 @@ static inline void gb__handle_free(gb_region *r)
     if (GB__LIKELY(r->gen <= GB__GEN_MAX)) {
         r->parent = pg->free;
         pg->free = r;
-        if (!pg->in_avail)
+        if (!gb__handle_in_avail(pg))
             gb__handle_avail_push(t, pg);
     }
     if (--pg->nused == 0)
@@ -130,8 +149,12 @@ gb_region *gb__handle_region(const char *who, gb__thread *t, gb_region *h);
 GB__NORETURN void gb__handle_die_other_context(const char *who, gb__thread *t, gb_region *h,
                                                const gb_region *r);
 
+/* Gives back the empty page of region descriptors t keeps (gb_sweep,
+ * thread exit). */
+void gb__handle_trim(gb__thread *t);
+
 /* At thread exit, once t's regions are all freed and its spare page given
- * back (gb__regions_trim): gives t's directory entries back to the pool,
+ * back (gb__handle_trim): gives t's directory entries back to the pool,
  * or orphans those whose page still holds regions. */
 void gb__handle_at_exit(gb__thread *t);
 

@@ -7,7 +7,9 @@
  * unchanged program can be run under every choice; a malformed variable
  * stops the process rather than being ignored.
  */
-#include "internal.h"
+#include "fix/fix.h"
+#include "init.h"
+#include "os/os.h"
 
 #include <sched.h>
 #include <stdlib.h>

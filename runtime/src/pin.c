@@ -23,68 +23,39 @@
  * regions a retry tries and how a try asks one coroutine, by its summary
  * (fix/retry.c).
  */
-#include "internal.h"
+#include "arena.h"
+#include "fix/fix.h"
+#include "pin.h"
 #include "sanitizers.h"
-
-/* ----------------------------------------------------- retired lists */
-
-/* A retired region is on exactly one of its thread's two lists: pinned
- * (it has a witness) or dirty (it needs a try). */
-
-static void list_push(gb_region **head, gb_region *r)
-{
-    r->rprev = NULL;
-    r->rnext = *head;
-    if (*head)
-        (*head)->rprev = r;
-    *head = r;
-}
-
-static void list_remove(gb_region **head, gb_region *r)
-{
-    if (r->rprev)
-        r->rprev->rnext = r->rnext;
-    else
-        *head = r->rnext;
-    if (r->rnext)
-        r->rnext->rprev = r->rprev;
-    r->rnext = r->rprev = NULL;
-}
+#include "stats.h"
 
 /* ------------------------------------------------------------- witnesses */
+
+/* A retired region is on exactly one of its thread's two lists: pinned
+ * (it has a witness, and is on the witness's witnessed list) or dirty (it
+ * needs a try). */
 
 static void witness_set(gb__thread *t, gb_region *r, gb_coro *c)
 {
     r->witness = c;
-    r->wprev = NULL;
-    r->wnext = c->witnessed;
-    if (c->witnessed)
-        c->witnessed->wprev = r;
-    c->witnessed = r;
-    list_push(&t->retired_pinned, r);
+    gb__list_push(&c->witnessed, &r->wlink);
+    gb__list_push(&t->retired_pinned, &r->rlink);
     t->npinned++;
 }
 
 static void witness_drop(gb__thread *t, gb_region *r)
 {
-    gb_coro *c = r->witness;
-    if (r->wprev)
-        r->wprev->wnext = r->wnext;
-    else
-        c->witnessed = r->wnext;
-    if (r->wnext)
-        r->wnext->wprev = r->wprev;
-    r->wnext = r->wprev = NULL;
-    list_remove(&t->retired_pinned, r);
+    gb__list_remove(&r->wlink);
+    gb__list_remove(&r->rlink);
     t->npinned--;
     r->witness = NULL;
-    list_push(&t->retired_dirty, r);
+    gb__list_push(&t->retired_dirty, &r->rlink);
 }
 
-void gb__coro_release_witnessed_slow(gb_coro *c)
+void gb__pin_witness_gone_slow(gb_coro *c)
 {
-    while (c->witnessed)
-        witness_drop(c->thread, c->witnessed);
+    while (!gb__list_empty(&c->witnessed))
+        witness_drop(c->thread, GB__LIST_ENTRY(c->witnessed.next, gb_region, wlink));
 }
 
 /* ------------------------------------------------------------ stack scan */
@@ -131,7 +102,7 @@ GB__NO_ASAN __attribute__((noinline)) static bool running_points_into(gb_coro *c
 static size_t region_total(const gb_region *r)
 {
     size_t n = r->bytes;
-    for (const gb__arena *a = r->arenas; a; a = a->next)
+    GB__ARENA_EACH(a, r)
         n += a->chunk.size;
     return n;
 }
@@ -150,7 +121,7 @@ void gb__pin_try(gb__thread *t, gb_region *r)
     GB__ADD(pin_tries, 1);
     /* A witness that is running may hold the pointer in a live frame that
      * no scan of frozen stacks sees: the region stays while it runs. */
-    if (r->witness && !r->witness->frozen)
+    if (r->witness && !gb__pin_is_frozen(r->witness))
         return;
     if (r->witness)
         witness_drop(t, r);
@@ -164,7 +135,7 @@ void gb__pin_try(gb__thread *t, gb_region *r)
      * still holds into a region it left is its own bug, as on a thread.) */
     if (!p && t->cur_coro && running_points_into(t->cur_coro, r))
         p = t->cur_coro;
-    list_remove(&t->retired_dirty, r);
+    gb__list_remove(&r->rlink);
     if (p) {
         witness_set(t, r, p);
         return;
@@ -176,11 +147,11 @@ void gb__pin_try(gb__thread *t, gb_region *r)
 
 void gb__pin_free_all(gb__thread *t)
 {
-    while (t->retired_pinned || t->retired_dirty) {
-        gb_region *r = t->retired_pinned ? t->retired_pinned : t->retired_dirty;
-        if (r->witness)
-            witness_drop(t, r); /* onto the dirty list */
-        list_remove(&t->retired_dirty, r);
+    while (!gb__list_empty(&t->retired_pinned))
+        witness_drop(t, GB__LIST_ENTRY(t->retired_pinned.next, gb_region, rlink));
+    while (!gb__list_empty(&t->retired_dirty)) {
+        gb_region *r = GB__LIST_ENTRY(t->retired_dirty.next, gb_region, rlink);
+        gb__list_remove(&r->rlink);
         GB__SUB(regions_retired, 1);
         GB__SUB(bytes_retired, region_total(r));
         gb__region_free(r);
@@ -189,14 +160,14 @@ void gb__pin_free_all(gb__thread *t)
 
 void gb__pin_retry(gb__thread *t)
 {
-    if (t->retired_pinned || t->retired_dirty)
+    if (!gb__list_empty(&t->retired_pinned) || !gb__list_empty(&t->retired_dirty))
         gb__fix_retry(t);
 }
 
-void gb__region_release(gb_region *r)
+void gb__pin_release(gb_region *r)
 {
     gb__thread *t = gb__self();
-    gb_coro *p = t->frozen ? gb__fix_pinner(r) : NULL;
+    gb_coro *p = !gb__list_empty(&t->frozen) ? gb__fix_pinner(r) : NULL;
     if (p)
         retire(t, r, p);
     else

@@ -11,13 +11,15 @@
  * which a thread locks only to take an entry from the shared pool, at its
  * exit, and to tell what another thread's handle is (handle.c).
  */
+#include "arena.h"
 #include "handle.h"
+#include "init.h"
+#include "pin.h"
+#include "region.h"
+#include "stats.h"
+#include "thread.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-_Thread_local gb__thread gb__tls;
 
 /* ------------------------------------------------------------- regions */
 
@@ -73,10 +75,10 @@ void gb_leave(gb_region *h)
      * region's exactly when it names that region (handles never repeat). */
     if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h))
         leave_misuse(s, h);
-    gb__rstack_pop(s);
+    gb__region_pop(s);
 }
 
-void gb__rstack_pop(gb__rstack *s)
+void gb__region_pop(gb__rstack *s)
 {
     gb_region *r = s->top;
     s->top = r->parent;
@@ -84,7 +86,7 @@ void gb__rstack_pop(gb__rstack *s)
     r->parent = NULL;
     r->stack = NULL;
     GB__SUB(regions_live, 1);
-    gb__region_release(r);
+    gb__pin_release(r);
 }
 
 gb_region *gb_current(void)
@@ -301,7 +303,7 @@ bool gb__region_contains(const gb_region *r, const void *p)
     for (const gb__block *b = r->blocks; b; b = b->next)
         if (c >= (const char *)b->chunk.base && c < (const char *)b->chunk.base + b->chunk.size)
             return true;
-    for (const gb__arena *a = r->arenas; a; a = a->next)
+    GB__ARENA_EACH(a, r)
         if (c >= (const char *)a->chunk.base && c < (const char *)a->chunk.base + a->chunk.size)
             return true;
     return false;
@@ -309,8 +311,8 @@ bool gb__region_contains(const gb_region *r, const void *p)
 
 void gb__region_free(gb_region *r)
 {
-    while (r->arenas)
-        gb__arena_close(r->arenas);
+    while (!gb__list_empty(&r->arenas))
+        gb__arena_close(GB__LIST_ENTRY(r->arenas.next, gb__arena, link));
     gb__block *b = r->blocks;
     while (b) {
         gb__block *next = b->next;
@@ -319,26 +321,4 @@ void gb__region_free(gb_region *r)
     }
     GB__SUB(blocks_live, r->nblocks);
     gb__handle_free(r);
-}
-
-/* ---------------------------------------------------------- thread exit */
-
-void gb__regions_at_exit(gb__thread *t)
-{
-    gb__rstack *s = &t->main_stack;
-    if (s->depth) {
-        /* A leak the thread can no longer fix: give the memory back and
-         * say so, as misuse, but without stopping the process. */
-        fprintf(stderr, "giveback: a thread exited with %zu region%s entered; %s left at its exit\n",
-                s->depth, s->depth == 1 ? "" : "s", s->depth == 1 ? "it was" : "they were");
-        fflush(stderr);
-        while (s->top)
-            gb__rstack_pop(s);
-    }
-    /* Whatever is still retired is pinned by this thread's coroutines,
-     * which can never run again: resuming one on another thread stops the
-     * process. */
-    gb__pin_free_all(t);
-    gb__regions_trim(t);
-    gb__handle_at_exit(t);
 }

@@ -12,8 +12,11 @@
  * resident per slab. A slab whose mapping fails, or past the budget,
  * leaves the chunk to malloc, as chunk.c does for large ones.
  */
-#include "internal.h"
+#include "fix/fix.h"
+#include "os/os.h"
 #include "sanitizers.h"
+#include "small.h"
+#include "stats.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,11 +29,11 @@
 /* A slab. Invariants: a unit is in use iff its bit in used is set; a free
  * unit is dirty (its page may be resident) iff its bit in dirty is set;
  * nused and ndirty count those bits; a slab with nused == 0 does not
- * exist (it is unmapped at once). Every slab is on the list, full ones
- * after all the others. gb__stat.bytes_small_dirty is the sum over all
+ * exist (it is given back at once). Every slab is on the list of slabs
+ * (link), full ones after all the others. gb__stat.bytes_small_dirty is the sum over all
  * slabs of ndirty units: freed memory that may still be resident. */
 struct gb__slab {
-    gb__slab *next, *prev;
+    gb__list link;
     char *base;
     uint64_t used[WORDS];
     uint64_t dirty[WORDS];
@@ -40,40 +43,7 @@ struct gb__slab {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Slabs with free units come first, full ones after them, so a search
  * stops at the first slab in the common case. */
-static gb__slab *slabs, *slabs_tail;
-
-static void list_unlink(gb__slab *s)
-{
-    if (s->prev)
-        s->prev->next = s->next;
-    else
-        slabs = s->next;
-    if (s->next)
-        s->next->prev = s->prev;
-    else
-        slabs_tail = s->prev;
-    s->next = s->prev = NULL;
-}
-
-static void list_push_head(gb__slab *s)
-{
-    s->next = slabs;
-    if (slabs)
-        slabs->prev = s;
-    else
-        slabs_tail = s;
-    slabs = s;
-}
-
-static void list_push_tail(gb__slab *s)
-{
-    s->prev = slabs_tail;
-    if (slabs_tail)
-        slabs_tail->next = s;
-    else
-        slabs = s;
-    slabs_tail = s;
-}
+static gb__list slabs = GB__LIST_INIT(slabs);
 
 static size_t unit_size(void)
 {
@@ -131,7 +101,7 @@ static gb__slab *slab_new(void)
     GB__ADD(bytes_meta, sizeof *s);
     GB__ADD(slabs, 1);
     s->base = c.base;
-    list_push_head(s);
+    gb__list_push(&slabs, &s->link);
     return s;
 }
 
@@ -140,7 +110,7 @@ static void slab_free(gb__slab *s)
     /* A later mapping may reuse these addresses: ASan must not think them
      * freed. */
     gb__asan_unpoison(s->base, (size_t)UNITS * unit_size());
-    list_unlink(s);
+    gb__list_remove(&s->link);
     GB__SUB(slabs, 1);
     GB__SUB(bytes_small_dirty, (size_t)s->ndirty * unit_size());
     GB__SUB(bytes_meta, sizeof *s);
@@ -157,13 +127,17 @@ bool gb__small_get(size_t n, gb__chunk *out)
     if (units == 0)
         units = 1;
     pthread_mutex_lock(&lock);
-    gb__slab *s;
+    gb__slab *s = NULL;
     unsigned at = UNITS;
-    for (s = slabs; s && s->nused < UNITS; s = s->next)
-        if (UNITS - s->nused >= units && (at = find_run(s, units)) < UNITS)
+    GB__LIST_EACH(l, &slabs) {
+        gb__slab *x = GB__LIST_ENTRY(l, gb__slab, link);
+        if (x->nused == UNITS)
+            break; /* the full ones come last */
+        if (UNITS - x->nused >= units && (at = find_run(x, units)) < UNITS) {
+            s = x;
             break;
-    if (s && s->nused == UNITS)
-        s = NULL;
+        }
+    }
     if (!s) {
         s = slab_new();
         at = 0;
@@ -182,8 +156,8 @@ bool gb__small_get(size_t n, gb__chunk *out)
     set_bits(s->used, at, units, true);
     s->nused += units;
     if (s->nused == UNITS) {
-        list_unlink(s);
-        list_push_tail(s);
+        gb__list_remove(&s->link);
+        gb__list_push_tail(&slabs, &s->link);
     }
     pthread_mutex_unlock(&lock);
     GB__ADD(bytes_small, (size_t)units * u);
@@ -223,8 +197,8 @@ void gb__small_put(gb__chunk c)
     gb__asan_poison(c.base, c.size);
     pthread_mutex_lock(&lock);
     if (s->nused == UNITS) {
-        list_unlink(s);
-        list_push_head(s);
+        gb__list_remove(&s->link);
+        gb__list_push(&slabs, &s->link);
     }
     set_bits(s->used, at, units, false);
     set_bits(s->dirty, at, units, true);

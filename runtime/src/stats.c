@@ -4,7 +4,9 @@
  * arena.c); this file only copies them out. Nothing is estimated: the
  * tests compare these numbers for equality.
  */
-#include "internal.h"
+#include "init.h"
+#include "os/os.h"
+#include "stats.h"
 
 #include <stddef.h>
 

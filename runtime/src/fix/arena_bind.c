@@ -6,17 +6,13 @@
  * unbound-map-arena replaces this file with one that links it nowhere, as
  * the article's runtime did, and the arena outlives its map.
  */
-#include "internal.h"
+#include "fix.h"
 
 /* a joins the head of holder's list of arenas. */
 void gb__fix_arena_bind(gb_region *holder, gb__arena *a)
 {
     a->holder = holder;
-    a->prev = NULL;
-    a->next = holder->arenas;
-    if (holder->arenas)
-        holder->arenas->prev = a;
-    holder->arenas = a;
+    gb__list_push(&holder->arenas, &a->link);
 }
 
 /* a leaves its holder's list, if it is on one. */
@@ -24,12 +20,6 @@ void gb__fix_arena_unbind(gb__arena *a)
 {
     if (!a->holder)
         return;
-    if (a->prev)
-        a->prev->next = a->next;
-    else
-        a->holder->arenas = a->next;
-    if (a->next)
-        a->next->prev = a->prev;
-    a->next = a->prev = NULL;
+    gb__list_remove(&a->link);
     a->holder = NULL;
 }

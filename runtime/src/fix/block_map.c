@@ -6,7 +6,7 @@
  * smaller ones still come from malloc, since a mapping is a whole page. The
  * poison malloc-back replaces this file with one that always says no.
  */
-#include "internal.h"
+#include "fix.h"
 
 bool gb__fix_chunk_is_mapped(size_t n)
 {

@@ -7,7 +7,7 @@
  * poison cache-unbounded replaces this file with one that admits every
  * block, and a left 400 MB region stays resident, counted as cached.
  */
-#include "internal.h"
+#include "fix.h"
 
 bool gb__fix_cache_admits(size_t cached, size_t add)
 {

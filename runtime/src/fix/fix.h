@@ -6,19 +6,23 @@
  * one or the other into each build. The rest of the runtime reaches a fix
  * only through these seams.
  *
- * A fix file, and a poison, may call the functions under "Mechanism" at the
- * end, besides internal.h's general facilities (gb__cfg, gb__os and the OS
- * layer, gb__self, gb__die, the counters) and read the structs it declares;
- * only pin.c changes the retired lists and witnesses. Whatever a poison
- * needs beyond that lives in the poison: the shipped libraries hold no
- * poison code (tests/install/check_no_poison.cmake).
- *
- * Included at the end of internal.h, whose types it uses.
+ * A fix file, and a poison, includes this header alone. It may call the
+ * functions under "Mechanism" at the end, besides the general facilities
+ * of the headers included here (gb__cfg, gb__os and the OS layer,
+ * gb__self, gb__die, the counters, gb__region_contains) and read the
+ * structs they declare; only pin.c changes the retired lists and
+ * witnesses. Whatever a poison needs beyond that lives in the poison: the
+ * shipped libraries hold no poison code (tests/install/check_no_poison.cmake).
  */
 #ifndef GB_FIX_H
 #define GB_FIX_H
 
-#include "internal.h"
+#include "../arena.h"
+#include "../coro.h"
+#include "../init.h"
+#include "../os/os.h"
+#include "../stats.h"
+#include "../thread.h"
 
 /* ------------------------------------------------------------------ seams */
 
@@ -80,8 +84,5 @@ void gb__pin_try(gb__thread *t, gb_region *r);
  * them without ASan's checks (GB__NO_ASAN, sanitizers.h): frames below a
  * suspended coroutine's sp hold redzones. */
 size_t gb__pin_frozen_words(const gb_coro *c, const uintptr_t **words);
-
-/* region.c: true when p points into one of r's blocks or arenas. */
-bool gb__region_contains(const gb_region *r, const void *p);
 
 #endif /* GB_FIX_H */

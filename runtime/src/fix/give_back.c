@@ -10,7 +10,7 @@
  * lazy-free replaces this file with one that gives everything back that
  * way.
  */
-#include "internal.h"
+#include "fix.h"
 
 int gb__fix_unmap(void *p, size_t n)
 {

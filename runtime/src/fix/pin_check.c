@@ -7,14 +7,16 @@
  * replaces it with one that never finds a pinner, which the fuzzers and the
  * pinned-kept-then-freed gate must catch.
  */
-#include "internal.h"
+#include "fix.h"
 
 /* Every frozen coroutine of this thread is asked (how: fix/retry.c); the
  * first that points into r pins it. */
 gb_coro *gb__fix_pinner(gb_region *r)
 {
-    for (gb_coro *c = gb__self()->frozen; c; c = c->fnext)
+    GB__LIST_EACH(l, &gb__self()->frozen) {
+        gb_coro *c = GB__LIST_ENTRY(l, gb_coro, flink);
         if (gb__fix_coro_points_into(c, r))
             return c;
+    }
     return NULL;
 }

@@ -9,7 +9,7 @@
  * of walking the stack. The poison quadratic-walk replaces this file with
  * the old behaviour: always try, always walk.
  */
-#include "internal.h"
+#include "fix.h"
 #include "sanitizers.h"
 
 #include <stdlib.h>
@@ -21,8 +21,8 @@ void gb__fix_retry(gb__thread *t)
     /* Regions on the pinned list have a witness that has not run since it
      * was found: their answer can only be "still pinned". */
     GB__ADD(pin_tries_skipped, t->npinned);
-    while (t->retired_dirty)
-        gb__pin_try(t, t->retired_dirty);
+    while (!gb__list_empty(&t->retired_dirty))
+        gb__pin_try(t, GB__LIST_ENTRY(t->retired_dirty.next, gb_region, rlink));
 }
 
 /* ------------------------------------------- how a try asks one coroutine */
@@ -35,7 +35,7 @@ static int cmp_word(const void *a, const void *b)
 
 /* c's summary: the sorted distinct words of its frozen stack. Reads every
  * word of the stack (see gb__pin_frozen_words), so without ASan's checks;
- * stale once c runs again (gb__coro_thawed). */
+ * stale once c runs again (gb__pin_thawed). */
 GB__NO_ASAN static void build_summary(gb_coro *c)
 {
     const uintptr_t *w;
@@ -88,7 +88,7 @@ bool gb__fix_coro_points_into(gb_coro *c, const gb_region *r)
     for (const gb__block *b = r->blocks; b; b = b->next)
         if (summary_has_range(c, (uintptr_t)b->chunk.base, (uintptr_t)b->chunk.base + b->chunk.size))
             return true;
-    for (const gb__arena *a = r->arenas; a; a = a->next)
+    GB__ARENA_EACH(a, r)
         if (summary_has_range(c, (uintptr_t)a->chunk.base, (uintptr_t)a->chunk.base + a->chunk.size))
             return true;
     return false;

@@ -10,7 +10,7 @@
  * poison small-from-malloc replaces this file with one that sends every
  * small chunk to malloc again.
  */
-#include "internal.h"
+#include "fix.h"
 
 bool gb__fix_small_from_slab(size_t n)
 {

@@ -8,7 +8,7 @@
  * a threshold; a library build never gets here. The poison
  * dynamic-threshold replaces this file with one that does nothing.
  */
-#include "internal.h"
+#include "fix.h"
 
 bool gb__fix_malloc_threshold(void)
 {

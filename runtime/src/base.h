@@ -1,0 +1,55 @@
+/* base.h -- what every file of the runtime uses: compiler hints, sizes,
+ * and how the runtime stops.
+ *
+ * Misuse and exhaustion are never returned as codes a caller could drop:
+ * the process stops with one line that names the mistake (error.c). The
+ * size arithmetic that could overflow on a caller's numbers goes through
+ * the checked forms here, which stop the same way.
+ */
+#ifndef GB_BASE_H
+#define GB_BASE_H
+
+#include "giveback.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GB__NORETURN __attribute__((noreturn))
+#define GB__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define GB__LIKELY(x) __builtin_expect(!!(x), 1)
+#define GB__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define GB__NORETURN
+#define GB__PRINTF(f, a)
+#define GB__LIKELY(x) (x)
+#define GB__UNLIKELY(x) (x)
+#endif
+
+#define GB__ALIGN 16
+#define GB__KIB ((size_t)1024)
+#define GB__MIB (GB__KIB * 1024)
+
+/* Prints "giveback: <message>" and aborts (error.c). */
+GB__NORETURN GB__PRINTF(1, 2) void gb__die(const char *fmt, ...);
+
+/* Overflow-checked arithmetic that stops the process naming `what`
+ * (error.c). */
+size_t gb__add(size_t a, size_t b, const char *what);
+size_t gb__mul(size_t a, size_t b, const char *what);
+
+/* n rounded up to a multiple of `to` (a power of two); the unchecked form
+ * is for sizes known to be small. */
+static inline size_t gb__round_up(size_t n, size_t to)
+{
+    return (n + to - 1) & ~(to - 1);
+}
+
+static inline size_t gb__round_up_checked(size_t n, size_t to, const char *what)
+{
+    return gb__add(n, to - 1, what) & ~(to - 1);
+}
+
+#endif /* GB_BASE_H */

@@ -1,0 +1,88 @@
+/* chunk.h -- the unit of memory the runtime takes and gives back (chunk.c).
+ *
+ * Region blocks, container arenas, slabs and descriptor pages are chunks:
+ * taken from the OS (a mapping of the runtime's own) or from malloc, and
+ * given back whole. Every byte the runtime holds is counted here, so the
+ * counters gates and tests read are exact. Coroutine stacks are mapped by
+ * stack.c, which gives them back through the same unmap path.
+ */
+#ifndef GB_CHUNK_H
+#define GB_CHUNK_H
+
+#include "base.h"
+
+typedef struct gb__thread gb__thread;
+typedef struct gb__slab gb__slab;
+
+/* Where a chunk of memory came from. */
+typedef enum gb__src {
+    GB__SRC_MAP = 1,   /* the runtime's own mapping */
+    GB__SRC_HEAP = 2,  /* malloc */
+    GB__SRC_SMALL = 3, /* part of one of the runtime's slabs (small.c) */
+} gb__src;
+
+/* A chunk.
+ *   - size is what was taken: page-rounded for MAP, exact for HEAP;
+ *   - a MAP chunk counts once in gb__stat.mappings and size in bytes_mapped
+ *     from gb__chunk_get until gb__chunk_put; a HEAP chunk counts size in
+ *     bytes_heap over the same span; a SMALL chunk counts size in
+ *     bytes_small, and owner is its slab (whose mapping is counted once). */
+typedef struct gb__chunk {
+    void *base;
+    size_t size;
+    gb__src src;
+    gb__slab *owner;
+} gb__chunk;
+
+/* Takes a chunk of at least n bytes. The block source decides MAP or HEAP
+ * (fix/block_map.c), and a small one may come from a slab
+ * (fix/small_slab.c); a MAP request past the mapping budget or whose mmap
+ * fails becomes a HEAP chunk and is counted as a fallback. Stops the
+ * process when even malloc fails. */
+gb__chunk gb__chunk_get(size_t n);
+
+/* Gives a chunk back: a mapped block into this thread's cache while it has
+ * room (fix/cache_bound.c), else to the OS (gb__chunk_unmap); a slab's
+ * chunk to its slab; free for HEAP. */
+void gb__chunk_put(gb__chunk c);
+
+/* Grows a chunk to at least n bytes keeping its first `used` bytes: mremap
+ * or map-copy-unmap for MAP chunks (by gb__cfg.growth), realloc for HEAP. */
+gb__chunk gb__chunk_grow(gb__chunk c, size_t used, size_t n);
+
+/* Reserves n mappings against the budget; false (nothing reserved) past it. */
+bool gb__chunk_reserve(size_t n);
+void gb__chunk_unreserve(size_t n);
+
+/* The one way a mapping leaves: unmaps [p, p + size), counted as
+ * `mappings` mappings and size bytes in bytes_mapped, and uncounts it.
+ * When munmap fails (the process is at its mapping limit) the pages are
+ * emptied now, which gives the memory back, and the range is unmapped by
+ * a later call or gb__chunk_retry_unmaps on any thread, counted meanwhile
+ * in unmaps_pending (and still in bytes_mapped and mappings). The range's
+ * last bytes must be writable: the record of a deferred unmap is kept
+ * there. */
+void gb__chunk_unmap(void *p, size_t size, size_t mappings);
+
+/* Tries again to unmap the ranges whose munmap failed. */
+void gb__chunk_retry_unmaps(void);
+
+/* Moves one mapping of `size` bytes that stays mapped from the mapped
+ * counters (bytes_mapped, mappings) to the cached ones (bytes_cached,
+ * mappings_cached), or back: a block entering or leaving the block cache,
+ * or a thread's spare page of region descriptors. */
+void gb__chunk_count_cached(size_t size, bool cached);
+
+/* A thread's cache of given-back mapped blocks: one list per power-of-two
+ * size from map_min (linked through each block's first word), bytes in
+ * all at most gb__cfg.cache_bytes. Cached blocks stay resident. */
+#define GB__CACHE_CLASSES 24
+typedef struct gb__cache {
+    void *head[GB__CACHE_CLASSES];
+    size_t bytes;
+} gb__cache;
+
+/* Gives t's cached blocks back to the OS (gb_sweep, thread exit). */
+void gb__chunk_cache_flush(gb__thread *t);
+
+#endif /* GB_CHUNK_H */

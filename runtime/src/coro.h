@@ -1,0 +1,50 @@
+/* coro.h -- a coroutine: a stack, a saved stack pointer and a region stack
+ * (coro.c).
+ *
+ * The struct is read by pin.c and the pin fixes, which scan frozen stacks
+ * and keep the witnessed lists; coro.c makes, switches and frees them, and
+ * stack.c maps their stacks.
+ */
+#ifndef GB_CORO_H
+#define GB_CORO_H
+
+#include "chunk.h"
+#include "list.h"
+#include "region.h"
+
+/* A coroutine.
+ *   - [stack_lo, stack_hi) is the usable stack, with a guard of guard_size
+ *     bytes below stack_lo when the stack is mapped;
+ *   - sp is the saved stack pointer whenever the coroutine is not the
+ *     running one; the words of [sp, stack_hi) are its whole frozen state,
+ *     saved registers included (switch/switch.h);
+ *   - flink is on its thread's frozen list exactly while its stack is
+ *     frozen (pin.h);
+ *   - summary holds the sorted distinct words of [sp, stack_hi) when
+ *     summary_valid, built at most once between two runs (fix/retry.c);
+ *   - witnessed lists the retired regions whose witness it is (through
+ *     gb_region.wlink). */
+struct gb_coro {
+    void *sp;
+    char *stack_lo, *stack_hi;
+    gb__chunk stack;
+    size_t guard_size;
+    gb_coro_fn fn;
+    void *arg;
+    gb_coro_status status;
+    gb__rstack rstack;
+    gb__thread *thread;
+    gb_coro *caller;
+    gb__list flink;
+    uintptr_t *summary;
+    size_t nsummary, summary_cap;
+    bool summary_valid;
+    gb__list witnessed;
+    void *asan_fake;
+    const void *caller_lo;
+    size_t caller_size;
+    unsigned vg_id;
+    void *tsan_fiber, *tsan_caller; /* under TSan: its fiber, its resumer's */
+};
+
+#endif /* GB_CORO_H */

@@ -1,0 +1,68 @@
+/* pin.h -- retiring left regions that frozen stacks point into (pin.c).
+ *
+ * What the rest of the runtime tells pin.c: a region was left (it decides:
+ * freed or retired), a coroutine froze, thawed or is gone (its witnessed
+ * regions need a try), retired regions may be tried. The bookkeeping of
+ * every switch is inline: a resume and yield round trip is a few dozen
+ * nanoseconds, calls included. What the fixes use of pin.c is in fix/fix.h.
+ */
+#ifndef GB_PIN_H
+#define GB_PIN_H
+
+#include "coro.h"
+#include "thread.h"
+
+/* r was just popped off its stack: it is freed now, or retired while a
+ * frozen stack points into it. Then the retired regions that need a try
+ * get one. */
+void gb__pin_release(gb_region *r);
+
+/* Tries the retired regions of t that need it (fix/retry.c chooses which). */
+void gb__pin_retry(gb__thread *t);
+
+/* Frees every retired region of t, whatever pins it: at thread exit, when
+ * the coroutines pinning them can never run again. */
+void gb__pin_free_all(gb__thread *t);
+
+void gb__pin_witness_gone_slow(gb_coro *c);
+
+/* c's stack changed or is gone: what it witnessed needs another try. */
+static inline void gb__pin_witness_gone(gb_coro *c)
+{
+    if (GB__UNLIKELY(!gb__list_empty(&c->witnessed)))
+        gb__pin_witness_gone_slow(c);
+}
+
+/* c runs again: its summary is stale. It keeps its witnessed regions: a
+ * live frame may still hold the pointer that pinned them; they are tried
+ * again once it is frozen again, finishes or is freed. */
+static inline void gb__pin_thawed(gb_coro *c)
+{
+    c->summary_valid = false;
+    c->nsummary = 0;
+}
+
+static inline bool gb__pin_is_frozen(const gb_coro *c)
+{
+    return gb__list_linked(&c->flink);
+}
+
+/* c's stack stops changing: it joins the head of t's frozen list. Its
+ * stack changed since it was last frozen, so what it witnessed needs
+ * another try against the stack as it is now. */
+static inline void gb__pin_frozen_push(gb__thread *t, gb_coro *c)
+{
+    if (gb__pin_is_frozen(c))
+        return;
+    gb__pin_witness_gone(c);
+    gb__list_push(&t->frozen, &c->flink);
+}
+
+/* c is about to run: its stack is no longer frozen. */
+static inline void gb__pin_frozen_remove(gb_coro *c)
+{
+    if (gb__pin_is_frozen(c))
+        gb__list_remove(&c->flink);
+}
+
+#endif /* GB_PIN_H */

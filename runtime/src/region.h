@@ -1,0 +1,112 @@
+/* region.h -- regions, their blocks and the region stacks (region.c).
+ *
+ * A region is a descriptor in a slot of a page of descriptors (handle.h)
+ * and a list of blocks; a context (the thread itself, or a coroutine) keeps
+ * the regions it entered on its own stack. Leaving pops the innermost
+ * region, and pin.c decides whether it is freed now or retired.
+ */
+#ifndef GB_REGION_H
+#define GB_REGION_H
+
+#include "chunk.h"
+#include "list.h"
+
+typedef struct gb__dpage gb__dpage;
+
+/* A block of a region: a chunk whose first bytes are this header, followed
+ * by bump-allocated memory. Blocks of a region form a list, newest first,
+ * except that a "solo" block made for one large allocation is linked behind
+ * the current block, so the current block's free space is not lost. */
+typedef struct gb__block {
+    struct gb__block *next;
+    gb__chunk chunk;
+    bool solo;
+} gb__block;
+
+#define GB__BLOCK_HDR ((sizeof(gb__block) + GB__ALIGN - 1) & ~(size_t)(GB__ALIGN - 1))
+
+/* The region stack of one context: the thread itself, or one coroutine.
+ * top is the innermost live region; each region's parent is the next one
+ * out; depth counts them. */
+typedef struct gb__rstack {
+    gb_region *top;
+    size_t depth;
+} gb__rstack;
+
+typedef enum gb__rstate {
+    GB__FREE = 0,    /* the descriptor slot holds no region */
+    GB__LIVE = 1,    /* on its context's stack */
+    GB__RETIRED = 2, /* left, kept because a suspended stack pointed into it */
+} gb__rstate;
+
+/* A region. The descriptor is a slot in a page of descriptors that the
+ * thread which entered it takes like a block and gives back when its last
+ * slot is free (handle.c), which also says how a handle names it.
+ *   - bump <= end, both inside cur_block, the newest non-solo block (all
+ *     three NULL before the first block); everything below bump is taken;
+ *   - last is the start of the most recent allocation (NULL if none) and
+ *     last_block the block holding it: only that allocation grows in place;
+ *   - bytes is the sum of the sizes of blocks (not of arenas);
+ *   - arenas lists the container arenas bound to this region (through
+ *     gb__arena.link), which are given back when the region is;
+ *   - a LIVE region is on exactly one context stack; a RETIRED region is on
+ *     its thread's retired list and on no stack. */
+struct gb_region {
+    char *bump, *end;
+    gb__block *cur_block;
+    void *last;
+    gb__block *last_block;
+    gb__block *blocks;
+    gb_region *parent;
+    gb__rstack *stack;
+    size_t next_size;
+    size_t nblocks;
+    size_t bytes;
+    gb__list arenas;
+    gb__rstate state;
+    /* Retirement, owned by pin.c. A RETIRED region is on one of its
+     * thread's two retired lists (rlink). witness is a suspended coroutine
+     * found pointing into it at its last try, and the region is on that
+     * coroutine's witnessed list (wlink); witness is NULL when the witness
+     * has run and frozen again, finished or been freed since it was found,
+     * which is exactly when the region needs another try (while the witness
+     * runs, it keeps the region: a live frame may hold the pointer). */
+    gb__list rlink;
+    gb_coro *witness;
+    gb__list wlink;
+    /* The slot (handle.c); gb_enter clears everything above this line and
+     * keeps these across occupants.
+     *   - handle is what gb_enter returned for the occupant, and 0 exactly
+     *     while the slot is free (state GB__FREE): a handle names a region
+     *     iff it equals the handle of the slot it decodes to;
+     *   - gen is the occupant's generation, or, while free, the next one's:
+     *     every handle ever issued for this slot has a generation below it
+     *     unless it is the occupant's;
+     *   - where is the handle's low bits (page and slot); page the page the
+     *     slot is in; a free slot is on that page's free list (parent). */
+    uintptr_t handle;
+    uint64_t gen;
+    uintptr_t where;
+    gb__dpage *page;
+};
+
+/* Allocates n bytes in r, which the caller has checked is LIVE. */
+void *gb__region_alloc(gb_region *r, size_t n);
+
+/* Resizes allocation p of r (see gb_realloc); r must be LIVE. */
+void *gb__region_realloc(gb_region *r, void *p, size_t old_n, size_t new_n);
+
+/* True when p points into one of r's blocks or arenas: what a pin check
+ * asks of each word. */
+bool gb__region_contains(const gb_region *r, const void *p);
+
+/* Pops the innermost region of s and leaves it (freed or retired, pin.c);
+ * s must have one. gb_leave, a finished or freed coroutine, and thread exit
+ * all leave through here. */
+void gb__region_pop(gb__rstack *s);
+
+/* Gives every block and arena of r back and frees the descriptor. Runs on
+ * the thread that entered r (regions are per thread). */
+void gb__region_free(gb_region *r);
+
+#endif /* GB_REGION_H */

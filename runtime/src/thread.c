@@ -1,0 +1,105 @@
+/* thread.c -- a thread's state, its exit, and the entry points that tidy it.
+ *
+ * Everything the runtime keeps for a thread hangs off its gb__thread:
+ * the regions it entered, those it retired, its descriptor pages, pooled
+ * stacks, cached blocks and signal stack. A thread may end at any time,
+ * with regions still entered, so what it holds is given back by a key
+ * destructor, armed the first time the thread is given something to give
+ * back (gb__thread_arm_exit). gb_sweep gives back what a running thread
+ * keeps for speed; gb_safepoint does so every GB_STRESS-th call, for tests.
+ */
+#include "chunk.h"
+#include "handle.h"
+#include "init.h"
+#include "pin.h"
+#include "stack.h"
+#include "stats.h"
+#include "thread.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+_Thread_local gb__thread gb__tls;
+
+void gb__thread_init(gb__thread *t)
+{
+    t->cur = &t->main_stack;
+    gb__list_init(&t->frozen);
+    gb__list_init(&t->retired_pinned);
+    gb__list_init(&t->retired_dirty);
+    gb__list_init(&t->davail);
+}
+
+/* ---------------------------------------------------------- thread exit */
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+/* Leaves the regions still entered on t's own stack, saying so: a leak the
+ * thread can no longer fix, so the memory is given back and the misuse
+ * reported, without stopping the process. */
+static void leave_entered(gb__thread *t)
+{
+    gb__rstack *s = &t->main_stack;
+    if (!s->depth)
+        return;
+    fprintf(stderr, "giveback: a thread exited with %zu region%s entered; %s left at its exit\n",
+            s->depth, s->depth == 1 ? "" : "s", s->depth == 1 ? "it was" : "they were");
+    fflush(stderr);
+    while (s->top)
+        gb__region_pop(s);
+}
+
+static void at_exit(void *arg)
+{
+    gb__thread *t = arg;
+    /* Regions first: leaving them may put blocks in the cache and retry
+     * what pinned them, which the rest then gives back. Whatever is still
+     * retired is pinned by this thread's coroutines, which can never run
+     * again (resuming one on another thread stops the process). */
+    leave_entered(t);
+    gb__pin_free_all(t);
+    gb__handle_trim(t);
+    gb__handle_at_exit(t);
+    gb__stack_pool_trim(t);
+    gb__chunk_cache_flush(t);
+    gb__overflow_release(t);
+}
+
+static void exit_key_make(void)
+{
+    if (pthread_key_create(&exit_key, at_exit) != 0)
+        gb__die("pthread_key_create failed: cannot give a thread's memory back at its exit");
+}
+
+void gb__thread_arm_exit(gb__thread *t)
+{
+    pthread_once(&exit_key_once, exit_key_make);
+    pthread_setspecific(exit_key, t);
+}
+
+/* ------------------------------------------------- tidying a live thread */
+
+void gb_sweep(void)
+{
+    gb__ensure_init();
+    gb__thread *t = gb__self();
+    GB__ADD(sweeps, 1);
+    gb__pin_retry(t);
+    gb__stack_pool_trim(t);
+    gb__handle_trim(t); /* before the flush: its page may go to the cache */
+    gb__chunk_cache_flush(t);
+    gb__chunk_retry_unmaps();
+}
+
+void gb_safepoint(void)
+{
+    gb__ensure_init();
+    if (!gb__cfg.stress)
+        return;
+    gb__thread *t = gb__self();
+    if (++t->safepoints >= gb__cfg.stress) {
+        t->safepoints = 0;
+        gb_sweep();
+    }
+}

@@ -1,0 +1,79 @@
+/* thread.h -- the state of one thread, and what happens at its exit
+ * (thread.c).
+ *
+ * Regions and coroutines are per thread: a thread's regions, coroutines,
+ * retired regions, descriptor pages, pooled stacks and cached blocks all
+ * hang off its gb__thread, which lives in TLS. thread.c gives all of it
+ * back when the thread exits, and holds the two entry points that tidy a
+ * thread while it runs, gb_sweep and gb_safepoint.
+ */
+#ifndef GB_THREAD_H
+#define GB_THREAD_H
+
+#include "chunk.h"
+#include "list.h"
+#include "overflow.h"
+#include "region.h"
+
+typedef struct gb__stack_pool gb__stack_pool;
+
+/* Per-thread state.
+ *   - cur is &main_stack while the thread runs on its own stack, else the
+ *     running coroutine's region stack; cur_coro is that coroutine or NULL;
+ *     cur is NULL only before gb__self first sees the thread, which then
+ *     initialises the lists (gb__thread_init);
+ *   - frozen lists every coroutine of this thread whose stack is frozen
+ *     (suspended, or running but waiting on one it resumed), most recently
+ *     frozen first (through gb_coro.flink): exactly the stacks a pin check
+ *     must consider;
+ *   - a retired region of this thread is on retired_pinned while it has a
+ *     witness (npinned counts them) and on retired_dirty while it needs a
+ *     try (through gb_region.rlink). */
+struct gb__thread {
+    gb__rstack main_stack;
+    gb__rstack *cur;
+    gb_coro *cur_coro;
+    void *main_sp;
+    gb__list frozen;
+    gb__list retired_pinned, retired_dirty;
+    size_t npinned;
+    unsigned safepoints;
+    void *asan_fake_main;
+    /* Pages of region descriptors with a free (or never used) slot, the
+     * one gb_enter takes from first at the head; dvacant heads this
+     * thread's directory entries whose page was given back (index + 1,
+     * 0 for none), reused before the shared pool (handle.c). dspare is
+     * an empty page kept for the next region, counted as a cached block
+     * (bytes_cached, mappings_cached; outside cache.bytes and its bound)
+     * until gb_sweep or thread exit (gb__handle_trim). */
+    gb__list davail;
+    gb__dpage *dspare;
+    uint32_t dvacant;
+    gb__stack_pool *pool;
+    gb__cache cache;
+    gb__overflow overflow;
+};
+
+/* This thread's state. initial-exec TLS: one load from the thread pointer,
+ * which coroutine switches hit twice per round trip; the struct is small
+ * enough for the static TLS surplus a dlopen'ed library may use. */
+extern _Thread_local gb__thread gb__tls __attribute__((tls_model("initial-exec")));
+
+/* Sets up a thread's state the first time gb__self sees it. */
+void gb__thread_init(gb__thread *t);
+
+static inline gb__thread *gb__self(void)
+{
+    gb__thread *t = &gb__tls;
+    if (GB__UNLIKELY(!t->cur))
+        gb__thread_init(t);
+    return t;
+}
+
+/* Arms the exit hook of t (idempotent): when the thread exits, its regions
+ * still entered are left (saying so on stderr), its retired regions freed,
+ * and its descriptor pages, stack pool, block cache and signal stack given
+ * back. Called by whatever first gives t something to give back. */
+void gb__thread_arm_exit(gb__thread *t);
+
+#endif /* GB_THREAD_H */
