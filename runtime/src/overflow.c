@@ -117,4 +117,3 @@ void gb__overflow_install(gb__thread *t)
     if (!t->overflow.checked)
         install_altstack(t);
 }
-
