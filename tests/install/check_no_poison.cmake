@@ -6,7 +6,7 @@
 #   - each poison object (POISON_OBJECTS): every global symbol it defines
 #     or calls;
 #   - each fix object (FIX_OBJECTS): the seams, which a poison defines too;
-#   - each shipped library (LIBRARIES: libgiveback.so, libgiveback.a,
+#   - each shipped library (LIBRARIES: libgiveback.so, libgiveback-static.a,
 #     libgiveback-program.a): what it defines, and, in the static ones, what
 #     its objects call.
 # A symbol of a poison that no fix defines and no clean object calls is the
