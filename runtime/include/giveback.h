@@ -141,6 +141,7 @@ GB_API const char *gb_growth_name(void);
  * again (a coroutine runs only on the thread that made it). Coroutines it
  * never freed stay, with their stacks and the regions they had entered. */
 typedef struct gb_region gb_region;
+typedef struct gb_coro gb_coro; /* a coroutine: see "coroutines" below */
 
 /* Pushes a new, empty region on the running context's region stack (the
  * thread's, or the running coroutine's) and returns its handle. Takes no
@@ -169,23 +170,104 @@ GB_API void *gb_alloc(size_t n);
  * of count * size. */
 GB_API void *gb_calloc(size_t count, size_t size);
 
-/* Like gb_alloc in region r, which must be on the running context's region
- * stack (not necessarily innermost). Stops the process if r was left or
- * belongs to another thread or coroutine. */
+/* Like gb_alloc in region r, which need not be innermost: a live region of
+ * the running context, or, in a coroutine, of a context that resumed it
+ * (directly or through others: the natural place for a value a generator
+ * hands its caller). Pinning covers such memory as any other: when the
+ * resumer leaves r while the coroutine, suspended, still points into it,
+ * r is retired, not freed. Stops the process if r was left (or is
+ * retired), belongs to another thread, or to a context of this thread that
+ * is neither the running one nor one that resumed it. */
 GB_API void *gb_alloc_in(gb_region *r, size_t n);
 
-/* Resizes the allocation p (old_n bytes, made in the innermost region) to
- * new_n bytes. The last allocation of the region grows in place while its
- * block has room; a large allocation that has a mapped block of its own grows
- * that block (mremap, or map-copy-unmap). Otherwise a new allocation is made
- * and old_n bytes copied; the old bytes stay until the region is left.
- * p == NULL behaves as gb_alloc. Stops on overflow or exhaustion. */
+/* Like gb_calloc in region r (which regions: see gb_alloc_in). */
+GB_API void *gb_calloc_in(gb_region *r, size_t count, size_t size);
+
+/* Resizes the allocation p (old_n bytes) to new_n bytes, in the region
+ * that holds p: the innermost region, or an outer one of the running
+ * context, or one of a context that resumed it (p is never moved into
+ * another region). The last allocation of a region grows in place while
+ * its block has room; a large allocation that has a mapped block of its
+ * own grows that block (mremap, or map-copy-unmap). Otherwise a new
+ * allocation is made in the same region and old_n bytes copied; the old
+ * bytes stay until the region is left. p == NULL behaves as gb_alloc.
+ * Stops the process when p is in none of those regions (malloc'd memory,
+ * a left region's, a container's arena), when old_n is larger than what
+ * the region handed out from p on (a region keeps no size per allocation,
+ * so an old_n too large but within that is not caught), on overflow and on
+ * exhaustion. */
 GB_API void *gb_realloc(void *p, size_t old_n, size_t new_n);
 
+/* Like gb_realloc for an allocation p of region r (which regions: see
+ * gb_alloc_in), whatever region is innermost: an interpreter's allocator
+ * callback bound to its own region keeps growth in place while its host
+ * enters and leaves scratch regions around it. Stops the process as
+ * gb_realloc does, and when p is not in r. */
+GB_API void *gb_realloc_in(gb_region *r, void *p, size_t old_n, size_t new_n);
+
+/* Empties r, which must be the innermost region of the running context,
+ * and keeps it entered: every allocation in it and every container it
+ * holds is gone, as at gb_leave, and the next allocations start afresh.
+ * Of its blocks, whole blocks of at most keep_bytes in all are kept,
+ * resident, for those allocations (newest and largest first; 0 keeps
+ * none): a region reset per request pays its page faults once, not per
+ * request. The rest go back as at gb_leave, and the kept ones go back when
+ * r is left or reset with less. Kept bytes are counted in gb_stats
+ * (bytes_kept; resets counts the calls) and in gb_region_bytes.
+ * When a suspended coroutine's stack points into r, its contents are
+ * retired as a left region's would be (the pointer stays good until
+ * nothing points there) and none of them is kept. Stops the process if r is
+ * not innermost, was left, or belongs to another thread or context. Under
+ * ASan a touch of a kept block before it is used again is reported. */
+GB_API void gb_region_reset(gb_region *r, size_t keep_bytes);
+
 /* Bytes the region holds from the OS or malloc (whole blocks, not what was
- * asked for). r must be a region this thread entered (in any of its
- * contexts) and has not left; stops the process otherwise. */
+ * asked for, kept ones included; not its containers' arenas). r must be a
+ * region this thread entered (in any of its contexts) and has not left;
+ * stops the process otherwise. */
 GB_API size_t gb_region_bytes(const gb_region *r);
+
+/* What a region handle names now. */
+typedef enum gb_region_state {
+    GB_REGION_LIVE = 1,    /* entered, not left */
+    GB_REGION_RETIRED = 2, /* left, kept while a suspended stack points into it */
+    GB_REGION_FREED = 3,   /* left and given back */
+} gb_region_state;
+
+typedef struct gb_region_info {
+    gb_region_state state;
+    size_t bytes;       /* blocks in use, whole (0 once freed) */
+    size_t blocks;
+    size_t kept_bytes;  /* blocks gb_region_reset kept, empty (LIVE only) */
+    size_t kept_blocks;
+    size_t arenas;      /* container arenas bound to it */
+    size_t arena_bytes;
+    size_t depth;       /* LIVE: 1 for the innermost region of its context, 2 for
+                           the next one out, ...; 0 otherwise */
+    gb_coro *entered_by; /* LIVE: the coroutine whose region stack it is on, or
+                            NULL for the thread's own stack */
+    gb_coro *pinned_by;  /* RETIRED: the coroutine found pointing into it
+                            (suspended, or running since it was found), or
+                            NULL when no suspended stack does any more (it is
+                            freed at the next try: a leave, gb_sweep) */
+} gb_region_info;
+
+/* Fills *out for r, a handle this thread's gb_enter returned, live,
+ * retired or left: after gb_leave(r) it says whether the leave freed r or
+ * retired it, and which coroutine pins it. Stops the process for a handle
+ * of another thread, or a value gb_enter never returned. Reads the state
+ * only: it frees nothing and moves nothing. */
+GB_API void gb_region_info_get(const gb_region *r, gb_region_info *out);
+
+/* The region of this thread (in any of its contexts, live or retired)
+ * whose blocks or container arenas hold p, or NULL when none does:
+ * memory from malloc, of another thread, or of a region given back (whose
+ * addresses may be reused by anything since). What an allocator's free
+ * hook asks to tell region memory from malloc'd memory. It walks the
+ * thread's regions and their blocks, so its cost grows with them: a
+ * question for a free hook on a slow path or a check, not for every
+ * allocation of a hot loop. */
+GB_API gb_region *gb_region_of(const void *p);
 
 /* ------------------------------------------------------------ containers */
 
@@ -253,8 +335,21 @@ GB_API size_t gb_map_garbage_bytes(const gb_map *m);
  * soon as a try finds nothing pointing into it. Coroutines that are running
  * but have resumed another one are scanned too; the thread's own stack is
  * not (leaving a region the thread still points into is the caller's bug, as
- * with free). */
-typedef struct gb_coro gb_coro;
+ * with free).
+ *
+ * Only stacks pin. A pointer that a suspended coroutine keeps only in heap
+ * memory (a malloc'd struct, a global, another region's block) does not:
+ * the region it points into is freed at its leave, and the coroutine reads
+ * freed memory when it resumes. Keep the pointer in a local variable of the
+ * coroutine across the yield (a copy is enough), or allocate the value in
+ * the region of the context that resumes it (gb_alloc_in), which lives at
+ * least as long as that context needs it.
+ *
+ * A gb_coro * is a handle, not the descriptor's address: it names a slot
+ * and the slot's generation, which never repeats, so resuming, freeing or
+ * asking the status of a freed coroutine stops the process saying so, and
+ * a handle of another thread's coroutine (or of a thread that has exited)
+ * is named as such. (The type gb_coro is declared with gb_region above.) */
 typedef void (*gb_coro_fn)(void *arg);
 
 typedef enum gb_coro_status {
@@ -359,6 +454,10 @@ typedef struct gb_stats {
                                    (and each thread's spare descriptor page) */
     size_t mappings_cached;
     uint64_t cache_hits;        /* blocks handed out from the cache, since init */
+    /* resets */
+    size_t bytes_kept;          /* blocks gb_region_reset kept for live regions'
+                                   next allocations (in bytes_mapped or bytes_heap) */
+    uint64_t resets;            /* gb_region_reset calls, since init */
 } gb_stats;
 
 /* Every field of gb_stats once, in order, as X(kind, type, name), so that a
@@ -403,18 +502,23 @@ typedef struct gb_stats {
     X(GB_STAT_NOW, size_t, bytes_small_dirty)                                \
     X(GB_STAT_KEPT, size_t, bytes_cached)                                    \
     X(GB_STAT_KEPT, size_t, mappings_cached)                                 \
-    X(GB_STAT_SINCE, uint64_t, cache_hits)
+    X(GB_STAT_SINCE, uint64_t, cache_hits)                                   \
+    X(GB_STAT_NOW, size_t, bytes_kept)                                       \
+    X(GB_STAT_SINCE, uint64_t, resets)
 
 GB_API void gb_stats_get(gb_stats *out);
 
 /* The process's resident size as the OS reports it, in bytes. footprint is
  * macOS's phys_footprint (0 elsewhere); lazy_free is Linux's LazyFree (pages
- * given back with MADV_FREE that still count as resident; 0 elsewhere).
- * Returns 0, or -1 if the OS would not say. */
+ * given back with MADV_FREE that still count as resident; 0 elsewhere);
+ * peak is the most the process has been resident since it started (Linux's
+ * VmHWM, macOS's resident_size_peak), never below rss. Returns 0, or -1 if
+ * the OS would not say (then *out is all zero). */
 typedef struct gb_resident {
     size_t rss;
     size_t footprint;
     size_t lazy_free;
+    size_t peak;
 } gb_resident;
 
 GB_API int gb_resident_get(gb_resident *out);

@@ -19,14 +19,135 @@
 #include "switch/switch.h"
 #include "thread.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #define MIN_STACK (16 * GB__KIB)
 
-static void check_thread(const gb_coro *c, const char *who)
+/* ------------------------------------------------------------ handles
+ *
+ * What gb_coro_new returns is not the descriptor's address: a freed
+ * descriptor goes back to malloc, which may hand its address to the next
+ * coroutine, and resuming or freeing a freed coroutine must be told apart
+ * from using a live one. A handle names a slot of a process-wide table and
+ * the slot's generation,
+ *   handle = generation << SLOT_BITS | slot,
+ * and a slot's generation grows by one each time its coroutine is freed,
+ * so no handle ever names two coroutines. A slot whose generation would
+ * pass UINT32_MAX is never used again. Generation 0 is never issued, so no
+ * handle is NULL.
+ *
+ * The table is static: 2^18 slots (6 MiB of address space, resident only
+ * where slots have been used; freed slots are reused first), so that a
+ * handle of any age decodes without reading memory that may be gone.
+ * Each slot says which thread's coroutine is in it, so a handle of another
+ * thread's coroutine is named as such without touching its descriptor. */
+#define SLOT_BITS 18
+#define SLOTS ((uint32_t)1 << SLOT_BITS)
+
+/* A slot: c is its coroutine, or NULL while free; gen is the occupant's
+ * generation, or while free the next one's (every handle issued for this
+ * slot before has a lower one); owner is the occupant's thread; next_free
+ * links free slots (index + 1) under slots_lock. */
+typedef struct coro_slot {
+    _Atomic(gb_coro *) c;
+    _Atomic(uint32_t) gen;
+    uint32_t next_free;
+    _Atomic(gb__thread *) owner;
+} coro_slot;
+
+static coro_slot slots[SLOTS];
+/* The owner of the coroutines a thread left behind when it exited: a new
+ * thread may have the exited one's gb__thread address. */
+#define EXITED ((gb__thread *)(uintptr_t)1)
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(uint32_t) slots_used; /* slots [0, slots_used) have been handed out */
+static uint32_t slots_free;          /* head of the free list (index + 1), or 0 */
+
+/* Puts c in a free slot and gives it its handle. */
+static void slot_take(gb_coro *c)
 {
-    if (c->thread != gb__self())
-        gb__die("%s: coroutine %p belongs to another thread", who, (const void *)c);
+    pthread_mutex_lock(&slots_lock);
+    uint32_t s;
+    if (slots_free) {
+        s = slots_free - 1;
+        slots_free = slots[s].next_free;
+    } else {
+        s = atomic_load_explicit(&slots_used, memory_order_relaxed);
+        if (s == SLOTS) {
+            pthread_mutex_unlock(&slots_lock);
+            gb__die("gb_coro_new: %u coroutines exist at once, the most there can be (free "
+                    "some with gb_coro_free)",
+                    SLOTS);
+        }
+        atomic_store_explicit(&slots[s].gen, 1, memory_order_relaxed);
+        atomic_store_explicit(&slots_used, s + 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&slots_lock);
+    uint32_t gen = atomic_load_explicit(&slots[s].gen, memory_order_relaxed);
+    atomic_store_explicit(&slots[s].owner, c->thread, memory_order_relaxed);
+    atomic_store_explicit(&slots[s].c, c, memory_order_release);
+    c->slot = s;
+    c->handle = (uintptr_t)gen << SLOT_BITS | s;
+}
+
+/* c is freed: its handle names no coroutine from now on. */
+static void slot_free(gb_coro *c)
+{
+    coro_slot *sl = &slots[c->slot];
+    uint32_t gen = atomic_load_explicit(&sl->gen, memory_order_relaxed);
+    atomic_store_explicit(&sl->c, NULL, memory_order_relaxed);
+    atomic_store_explicit(&sl->owner, NULL, memory_order_relaxed);
+    atomic_store_explicit(&sl->gen, gen + 1 == 0 ? 0 : gen + 1, memory_order_release);
+    if (gen + 1 == 0)
+        return; /* its generations are used up: never used again */
+    pthread_mutex_lock(&slots_lock);
+    sl->next_free = slots_free;
+    slots_free = c->slot + 1;
+    pthread_mutex_unlock(&slots_lock);
+}
+
+void gb__coro_at_exit(gb__thread *t)
+{
+    uint32_t n = atomic_load_explicit(&slots_used, memory_order_acquire);
+    for (uint32_t s = 0; s < n; s++)
+        if (atomic_load_explicit(&slots[s].owner, memory_order_relaxed) == t)
+            atomic_store_explicit(&slots[s].owner, EXITED, memory_order_relaxed);
+}
+
+/* The coroutine of this thread that handle h names, for the entry point
+ * `who`; stops the process naming what h is otherwise. */
+static gb_coro *coro_of(const char *who, const gb_coro *h)
+{
+    uintptr_t v = (uintptr_t)h;
+    uint32_t s = (uint32_t)(v & (SLOTS - 1));
+    uint64_t gen = (uint64_t)v >> SLOT_BITS;
+    if (!h)
+        gb__die("%s: NULL coroutine", who);
+    if (gen == 0 || gen > UINT32_MAX ||
+        s >= atomic_load_explicit(&slots_used, memory_order_acquire))
+        gb__die("%s: %p is not a coroutine handle (gb_coro_new never returned it)", who,
+                (const void *)h);
+    coro_slot *sl = &slots[s];
+    uint32_t now = atomic_load_explicit(&sl->gen, memory_order_acquire);
+    gb_coro *c = atomic_load_explicit(&sl->c, memory_order_acquire);
+    gb__thread *owner = atomic_load_explicit(&sl->owner, memory_order_relaxed);
+    if (GB__LIKELY(c && now == gen && owner == gb__self()))
+        return c;
+    if (gen < now || now == 0)
+        gb__die("%s: coroutine %p was freed (gb_coro_free); its handle names no coroutine any "
+                "more",
+                who, (const void *)h);
+    if (c && now == gen && owner == EXITED)
+        gb__die("%s: coroutine %p belongs to a thread that has exited; a coroutine runs only "
+                "on the thread that made it",
+                who, (const void *)h);
+    if (c && now == gen)
+        gb__die("%s: coroutine %p belongs to another thread; a coroutine runs only on the "
+                "thread that made it",
+                who, (const void *)h);
+    gb__die("%s: %p is not a coroutine handle (gb_coro_new never returned it)", who,
+            (const void *)h);
 }
 
 /* Switches from the running context to `to`, whose saved sp is to_sp and
@@ -75,6 +196,12 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
     size = gb__round_up_checked(size, gb__os.page_size, "gb_coro_new");
     gb__thread *t = gb__self();
     gb__overflow_install(t);
+    if (!t->made_coros) {
+        /* Its coroutines must be known as an exited thread's when it
+         * exits (gb__coro_at_exit). */
+        t->made_coros = true;
+        gb__thread_arm_exit(t);
+    }
     gb_coro *c = calloc(1, sizeof *c);
     if (!c)
         gb__die("out of memory: no coroutine descriptor");
@@ -90,20 +217,19 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
     c->tsan_fiber = gb__tsan_create();
     c->sp = gb__switch_init(c->stack_hi, coro_main, c);
     gb__pin_frozen_push(t, c);
-    return c;
+    slot_take(c);
+    return gb__coro_handle_of(c);
 }
 
-bool gb_coro_resume(gb_coro *c)
+bool gb_coro_resume(gb_coro *h)
 {
-    if (!c)
-        gb__die("gb_coro_resume: NULL coroutine");
-    check_thread(c, "gb_coro_resume");
+    gb_coro *c = coro_of("gb_coro_resume", h);
     if (c->status == GB_CORO_FINISHED)
-        gb__die("gb_coro_resume: coroutine %p has finished; it cannot be resumed", (void *)c);
+        gb__die("gb_coro_resume: coroutine %p has finished; it cannot be resumed", (void *)h);
     if (c->status == GB_CORO_RUNNING)
         gb__die("gb_coro_resume: coroutine %p is running (a coroutine cannot resume itself "
                 "or one that is waiting on it)",
-                (void *)c);
+                (void *)h);
     gb__thread *t = c->thread;
     gb_coro *me = t->cur_coro;
     if (me)
@@ -153,14 +279,14 @@ void gb_coro_yield(void)
     gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);
 }
 
-void gb_coro_free(gb_coro *c)
+void gb_coro_free(gb_coro *h)
 {
-    if (!c)
+    if (!h)
         return;
-    check_thread(c, "gb_coro_free");
+    gb_coro *c = coro_of("gb_coro_free", h);
     if (c->status == GB_CORO_RUNNING)
         gb__die("gb_coro_free: coroutine %p is running; free it after it yields or finishes",
-                (void *)c);
+                (void *)h);
     gb__thread *t = c->thread;
     gb__pin_frozen_remove(c);
     gb__pin_witness_gone(c);
@@ -172,17 +298,19 @@ void gb_coro_free(gb_coro *c)
     gb__stack_put(c);
     free(c->summary);
     GB__SUB(bytes_meta, sizeof *c + c->summary_cap * sizeof *c->summary);
+    slot_free(c);
     free(c);
     GB__SUB(coros_live, 1);
     gb__pin_retry(t);
 }
 
-gb_coro_status gb_coro_status_of(const gb_coro *c)
+gb_coro_status gb_coro_status_of(const gb_coro *h)
 {
-    return c->status;
+    return coro_of("gb_coro_status_of", h)->status;
 }
 
 gb_coro *gb_coro_current(void)
 {
-    return gb__self()->cur_coro;
+    gb_coro *c = gb__self()->cur_coro;
+    return c ? gb__coro_handle_of(c) : NULL;
 }

@@ -45,6 +45,18 @@ struct gb_coro {
     size_t caller_size;
     unsigned vg_id;
     void *tsan_fiber, *tsan_caller; /* under TSan: its fiber, its resumer's */
+    uintptr_t handle; /* what gb_coro_new returned (coro.c) */
+    uint32_t slot;    /* its slot in the handle table */
 };
+
+/* At t's exit: its coroutines never freed are known as an exited
+ * thread's from now on. */
+void gb__coro_at_exit(gb__thread *t);
+
+/* The handle the API knows c by. */
+static inline gb_coro *gb__coro_handle_of(const gb_coro *c)
+{
+    return (gb_coro *)c->handle;
+}
 
 #endif /* GB_CORO_H */

@@ -264,21 +264,23 @@ GB__NORETURN void gb__handle_die_other_context(const char *who, gb__thread *t, g
     const gb__rstack *st = r->stack;
     if (st == &t->main_stack)
         gb__die("%s: region %p was entered by this thread outside any coroutine, which resumed "
-                "the running coroutine %p; a coroutine may use only regions it entered itself",
-                who, (void *)h, (void *)t->cur_coro);
+                "the running coroutine %p; only the context that entered a region leaves or "
+                "resets it (a coroutine may allocate in its resumers' regions)",
+                who, (void *)h, (void *)gb__coro_handle_of(t->cur_coro));
     const gb_coro *x = (const gb_coro *)((const char *)st - offsetof(gb_coro, rstack));
     if (t->cur_coro && is_resumer(t, x))
         gb__die("%s: region %p was entered by another coroutine, %p, which resumed the running "
-                "coroutine %p; a coroutine may use only regions it entered itself",
-                who, (void *)h, (const void *)x, (void *)t->cur_coro);
+                "coroutine %p; only the context that entered a region leaves or resets it (a "
+                "coroutine may allocate in its resumers' regions)",
+                who, (void *)h, (void *)gb__coro_handle_of(x), (void *)gb__coro_handle_of(t->cur_coro));
     if (t->cur_coro)
         gb__die("%s: region %p was entered by another coroutine, %p (suspended; not one that "
                 "resumed the running coroutine %p); a coroutine may use only regions it entered "
-                "itself",
-                who, (void *)h, (const void *)x, (void *)t->cur_coro);
+                "itself and those of the contexts that resumed it",
+                who, (void *)h, (void *)gb__coro_handle_of(x), (void *)gb__coro_handle_of(t->cur_coro));
     gb__die("%s: region %p was entered by another coroutine, %p (suspended; the caller runs "
             "outside any coroutine); regions are used only in the context that entered them",
-            who, (void *)h, (const void *)x);
+            who, (void *)h, (void *)gb__coro_handle_of(x));
 }
 
 /* The region h names, which the running thread entered and has not left
@@ -286,18 +288,26 @@ GB__NORETURN void gb__handle_die_other_context(const char *who, gb__thread *t, g
  * naming what h is otherwise. */
 gb_region *gb__handle_region(const char *who, gb__thread *t, gb_region *h)
 {
+    gb_region *r = gb__handle_lookup(who, t, h);
+    if (!r)
+        gb__die("%s: region %p was already left", who, (void *)h);
+    if (r->state == GB__RETIRED)
+        gb__die("%s: region %p was already left (it is retired: a suspended coroutine "
+                "still points into it)",
+                who, (void *)h);
+    return r;
+}
+
+gb_region *gb__handle_lookup(const char *who, gb__thread *t, const gb_region *h)
+{
     if (!h)
         gb__die("%s: NULL region", who);
     gb_region *r;
     switch (decode(t, (uintptr_t)h, &r)) {
     case H_REGION:
-        if (r->state == GB__RETIRED)
-            gb__die("%s: region %p was already left (it is retired: a suspended coroutine "
-                    "still points into it)",
-                    who, (void *)h);
         return r;
     case H_LEFT:
-        gb__die("%s: region %p was already left", who, (void *)h);
+        return NULL;
     case H_THREAD:
         gb__die("%s: region %p was entered by another thread; a region is used and left only "
                 "on the thread that entered it",

@@ -143,6 +143,11 @@ static inline void gb__handle_free(gb_region *r)
  * to. */
 gb_region *gb__handle_region(const char *who, gb__thread *t, gb_region *h);
 
+/* Like gb__handle_region, but a handle of a region that was left is
+ * answered too: its region when it is retired, NULL when it was given
+ * back. */
+gb_region *gb__handle_lookup(const char *who, gb__thread *t, const gb_region *h);
+
 /* Stops the process for a handle h given to `who` that does not name a
  * region of the running context, saying exactly what it names. r, when
  * not NULL, is the LIVE region h names on this thread's other context. */

@@ -21,6 +21,7 @@
 #include "overflow.h"
 #include "pin.h"
 #include "region.h"
+#include "reset.h"
 #include "small.h"
 #include "stack.h"
 #include "stats.h"

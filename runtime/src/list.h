@@ -69,6 +69,21 @@ static inline void gb__list_push_tail(gb__list *h, gb__list *l)
     gb__list_insert_after(h->prev, l);
 }
 
+/* Moves every link of `from` to `to`, in order; `from` is left empty and
+ * whatever `to` held is dropped (it must be empty). */
+static inline void gb__list_move(gb__list *from, gb__list *to)
+{
+    if (from->next == from) {
+        to->next = to->prev = to;
+        return;
+    }
+    to->next = from->next;
+    to->prev = from->prev;
+    to->next->prev = to;
+    to->prev->next = to;
+    from->next = from->prev = from;
+}
+
 /* Takes l off the list it is on. */
 static inline void gb__list_remove(gb__list *l)
 {

@@ -107,7 +107,7 @@ static size_t region_total(const gb_region *r)
     return n;
 }
 
-static void retire(gb__thread *t, gb_region *r, gb_coro *witness)
+void gb__pin_retire(gb__thread *t, gb_region *r, gb_coro *witness)
 {
     r->state = GB__RETIRED;
     witness_set(t, r, witness);
@@ -164,12 +164,17 @@ void gb__pin_retry(gb__thread *t)
         gb__fix_retry(t);
 }
 
+gb_coro *gb__pin_pinner(gb__thread *t, gb_region *r)
+{
+    return !gb__list_empty(&t->frozen) ? gb__fix_pinner(r) : NULL;
+}
+
 void gb__pin_release(gb_region *r)
 {
     gb__thread *t = gb__self();
-    gb_coro *p = !gb__list_empty(&t->frozen) ? gb__fix_pinner(r) : NULL;
+    gb_coro *p = gb__pin_pinner(t, r);
     if (p)
-        retire(t, r, p);
+        gb__pin_retire(t, r, p);
     else
         gb__region_free(r);
     gb__pin_retry(t);

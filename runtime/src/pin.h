@@ -17,6 +17,14 @@
  * get one. */
 void gb__pin_release(gb_region *r);
 
+/* The frozen coroutine of t whose stack points into r (the pin check,
+ * fix/pin_check.c), or NULL when none does. */
+gb_coro *gb__pin_pinner(gb__thread *t, gb_region *r);
+
+/* Retires r, which is on no stack, with witness as the coroutine found
+ * pointing into it: a region left, or the contents of a region reset. */
+void gb__pin_retire(gb__thread *t, gb_region *r, gb_coro *witness);
+
 /* Tries the retired regions of t that need it (fix/retry.c chooses which). */
 void gb__pin_retry(gb__thread *t);
 

@@ -12,10 +12,12 @@
  * exit, and to tell what another thread's handle is (handle.c).
  */
 #include "arena.h"
+#include "coro.h"
 #include "handle.h"
 #include "init.h"
 #include "pin.h"
 #include "region.h"
+#include "reset.h"
 #include "stats.h"
 #include "thread.h"
 
@@ -56,15 +58,15 @@ static size_t depth_of(const gb__rstack *s, const gb_region *r)
     return 0;
 }
 
-static GB__NORETURN void leave_misuse(gb__rstack *s, gb_region *h)
+GB__NORETURN void gb__region_not_innermost(const char *who, gb__rstack *s, gb_region *h)
 {
     gb__thread *t = gb__self();
-    gb_region *r = gb__handle_region("gb_leave", t, h);
+    gb_region *r = gb__handle_region(who, t, h);
     if (r->stack == s)
-        gb__die("gb_leave: region %p is not the innermost region (%zu regions entered after it "
+        gb__die("%s: region %p is not the innermost region (%zu regions entered after it "
                 "are still live; leave them first)",
-                (void *)h, depth_of(s, r) - 1);
-    gb__handle_die_other_context("gb_leave", t, h, r);
+                who, (void *)h, depth_of(s, r) - 1);
+    gb__handle_die_other_context(who, t, h, r);
 }
 
 void gb_leave(gb_region *h)
@@ -74,7 +76,7 @@ void gb_leave(gb_region *h)
     /* The one check of the fast path: a handle equals the innermost
      * region's exactly when it names that region (handles never repeat). */
     if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h))
-        leave_misuse(s, h);
+        gb__region_not_innermost("gb_leave", s, h);
     gb__region_pop(s);
 }
 
@@ -103,7 +105,8 @@ size_t gb_depth(void)
 size_t gb_region_bytes(const gb_region *h)
 {
     gb__ensure_init();
-    return gb__handle_region("gb_region_bytes", gb__self(), (gb_region *)h)->bytes;
+    gb_region *r = gb__handle_region("gb_region_bytes", gb__self(), (gb_region *)h);
+    return r->bytes + r->kept_bytes;
 }
 
 static size_t aligned_size(size_t n, const char *what)
@@ -132,7 +135,9 @@ static void *alloc_slow(gb_region *r, size_t a)
     if (a > cap - GB__BLOCK_HDR) {
         /* Larger than any chained block: a block of its own, linked behind
          * the current block so the current block's free space stays usable. */
-        gb__block *b = new_block(r, a, true);
+        gb__block *b = r->kept ? gb__reset_take(r, a, true) : NULL;
+        if (!b)
+            b = new_block(r, a, true);
         if (r->cur_block) {
             b->next = r->cur_block->next;
             r->cur_block->next = b;
@@ -150,7 +155,9 @@ static void *alloc_slow(gb_region *r, size_t a)
         size *= 2;
     if (size > cap)
         size = cap;
-    gb__block *b = new_block(r, size - GB__BLOCK_HDR, false);
+    gb__block *b = r->kept ? gb__reset_take(r, a, false) : NULL;
+    if (!b)
+        b = new_block(r, size - GB__BLOCK_HDR, false);
     b->next = r->blocks;
     r->blocks = b;
     r->cur_block = b;
@@ -201,30 +208,54 @@ void *gb_calloc(size_t count, size_t size)
     return p;
 }
 
-/* The region handle h names for gb_alloc_in when it is not the innermost
- * one: a LIVE region of the running context, or the process stops. */
-static gb_region *alloc_in_region(gb__rstack *s, gb_region *h)
+/* Whether the stack s belongs to a context that resumed the running
+ * coroutine of t (directly or through others): the regions on it are live
+ * while the coroutine runs, and it may allocate in them. */
+static bool resumed_us(const gb__thread *t, const gb__rstack *s)
+{
+    for (const gb_coro *c = t->cur_coro; c; c = c->caller)
+        if (c->caller ? &c->caller->rstack == s : &t->main_stack == s)
+            return true;
+    return false;
+}
+
+/* The region handle h names for an allocation by `who` when it is not the
+ * innermost one: a LIVE region of the running context, or of a context
+ * that resumed it, or the process stops. */
+static gb_region *alloc_in_region(const char *who, gb__rstack *s, gb_region *h)
 {
     gb__thread *t = gb__self();
-    gb_region *r = gb__handle_region("gb_alloc_in", t, h);
-    if (r->stack != s)
-        gb__handle_die_other_context("gb_alloc_in", t, h, r);
+    gb_region *r = gb__handle_region(who, t, h);
+    if (r->stack != s && !resumed_us(t, r->stack))
+        gb__handle_die_other_context(who, t, h, r);
     return r;
+}
+
+/* The region of gb_alloc_in and its kin: the innermost region, or the one
+ * just outside it, by handle alone; any other through the directory. */
+static gb_region *region_for(const char *who, gb_region *h)
+{
+    gb__rstack *s = cur_stack();
+    gb_region *r = s->top;
+    if (GB__LIKELY(r && r->handle == (uintptr_t)h))
+        return r;
+    if (r && r->parent && r->parent->handle == (uintptr_t)h)
+        return r->parent;
+    return alloc_in_region(who, s, h);
 }
 
 void *gb_alloc_in(gb_region *h, size_t n)
 {
-    gb__rstack *s = cur_stack();
-    gb_region *r = s->top;
-    /* The innermost region, or the one just outside it, by handle alone;
-     * any other through the directory. */
-    if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h)) {
-        if (r && r->parent && r->parent->handle == (uintptr_t)h)
-            r = r->parent;
-        else
-            r = alloc_in_region(s, h);
-    }
-    return gb__region_alloc(r, n);
+    return gb__region_alloc(region_for("gb_alloc_in", h), n);
+}
+
+void *gb_calloc_in(gb_region *h, size_t count, size_t size)
+{
+    gb_region *r = region_for("gb_calloc_in", h);
+    size_t n = gb__mul(count, size, "gb_calloc_in");
+    void *p = gb__region_alloc(r, n);
+    memset(p, 0, n);
+    return p;
 }
 
 /* Replaces solo block `from` in r's list by `to` (it moved when it grew). */
@@ -258,17 +289,36 @@ static void *grow_solo(gb_region *r, gb__block *b, size_t old_n, size_t a)
     return (char *)nb + GB__BLOCK_HDR;
 }
 
-void *gb__region_realloc(gb_region *r, void *p, size_t old_n, size_t new_n)
+/* The block of r that holds p, or NULL. */
+static gb__block *block_of(const gb_region *r, const void *p)
+{
+    const char *c = p;
+    for (gb__block *b = r->blocks; b; b = b->next)
+        if (c >= (const char *)b + GB__BLOCK_HDR && c < (const char *)b->chunk.base + b->chunk.size)
+            return b;
+    return NULL;
+}
+
+/* The most bytes an allocation at p in block b of r can hold: up to what r
+ * has handed out of b (the block's end but in the current block). The
+ * region keeps no sizes per allocation, so this bounds old_n, not more. */
+static size_t taken_after(const gb_region *r, const gb__block *b, const char *p)
+{
+    const char *end = b == r->cur_block ? r->bump : (const char *)b->chunk.base + b->chunk.size;
+    return (size_t)(end - p);
+}
+
+void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, size_t new_n)
 {
     if (!p)
         return gb__region_alloc(r, new_n);
-    size_t a = aligned_size(new_n, "gb_realloc");
+    size_t a = aligned_size(new_n, who);
     if (p == r->last) {
         gb__block *b = r->last_block;
         size_t room = b->solo ? b->chunk.size - GB__BLOCK_HDR : (size_t)(r->end - (char *)p);
         size_t had = b->solo ? room : (size_t)(r->bump - (char *)p);
         if (old_n > had)
-            gb__die("gb_realloc: old size %zu is larger than the allocation at %p (%zu bytes)",
+            gb__die("%s: old size %zu is larger than the allocation at %p (%zu bytes)", who,
                     old_n, p, had);
         if (b->solo)
             return grow_solo(r, b, old_n, a);
@@ -278,6 +328,15 @@ void *gb__region_realloc(gb_region *r, void *p, size_t old_n, size_t new_n)
             return p;
         }
     }
+    gb__block *held = block_of(r, p);
+    if (!held)
+        gb__die("%s: %p is not an allocation of region %p (it is in none of its blocks)", who, p,
+                (void *)gb__handle_of(r));
+    size_t most = taken_after(r, held, p);
+    if (old_n > most)
+        gb__die("%s: old size %zu is larger than what region %p handed out from %p on (%zu "
+                "bytes)",
+                who, old_n, (void *)gb__handle_of(r), p, most);
     if (new_n <= old_n)
         return p;
     if (old_n > gb__cfg.block_cap - GB__BLOCK_HDR) {
@@ -292,9 +351,38 @@ void *gb__region_realloc(gb_region *r, void *p, size_t old_n, size_t new_n)
     return q;
 }
 
+/* The LIVE region of the running context, or of one that resumed it,
+ * whose blocks hold p; the process stops when there is none. */
+static gb_region *region_holding(const char *who, const void *p)
+{
+    gb__thread *t = gb__self();
+    for (gb_region *r = t->cur->top; r; r = r->parent)
+        if (block_of(r, p))
+            return r;
+    for (const gb_coro *c = t->cur_coro; c; c = c->caller) {
+        const gb__rstack *s = c->caller ? &c->caller->rstack : &t->main_stack;
+        for (gb_region *r = s->top; r; r = r->parent)
+            if (block_of(r, p))
+                return r;
+    }
+    gb__die("%s: %p is in no live region of the running context or of one that resumed it "
+            "(memory from malloc, from a region left since, or from a container's arena)",
+            who, p);
+}
+
 void *gb_realloc(void *p, size_t old_n, size_t new_n)
 {
-    return gb__region_realloc(innermost("gb_realloc"), p, old_n, new_n);
+    gb_region *r = innermost("gb_realloc");
+    /* An allocation of an outer region is resized there, not moved into
+     * the innermost one. */
+    if (p && p != r->last && !block_of(r, p))
+        r = region_holding("gb_realloc", p);
+    return gb__region_realloc("gb_realloc", r, p, old_n, new_n);
+}
+
+void *gb_realloc_in(gb_region *h, void *p, size_t old_n, size_t new_n)
+{
+    return gb__region_realloc("gb_realloc_in", region_for("gb_realloc_in", h), p, old_n, new_n);
 }
 
 bool gb__region_contains(const gb_region *r, const void *p)
@@ -309,16 +397,27 @@ bool gb__region_contains(const gb_region *r, const void *p)
     return false;
 }
 
-void gb__region_free(gb_region *r)
+/* Gives back the blocks of list b. */
+static void put_blocks(gb__block *b)
 {
-    while (!gb__list_empty(&r->arenas))
-        gb__arena_close(GB__LIST_ENTRY(r->arenas.next, gb__arena, link));
-    gb__block *b = r->blocks;
     while (b) {
         gb__block *next = b->next;
         gb__chunk_put(b->chunk);
         b = next;
     }
+}
+
+void gb__region_close_arenas(gb_region *r)
+{
+    while (!gb__list_empty(&r->arenas))
+        gb__arena_close(GB__LIST_ENTRY(r->arenas.next, gb__arena, link));
+}
+
+void gb__region_free(gb_region *r)
+{
+    gb__region_close_arenas(r);
+    put_blocks(r->blocks);
+    gb__reset_trim(r, 0);
     GB__SUB(blocks_live, r->nblocks);
     gb__handle_free(r);
 }

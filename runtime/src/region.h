@@ -46,7 +46,8 @@ typedef enum gb__rstate {
  *     three NULL before the first block); everything below bump is taken;
  *   - last is the start of the most recent allocation (NULL if none) and
  *     last_block the block holding it: only that allocation grows in place;
- *   - bytes is the sum of the sizes of blocks (not of arenas);
+ *   - bytes is the sum of the sizes of blocks (not of arenas, nor of the
+ *     kept ones);
  *   - arenas lists the container arenas bound to this region (through
  *     gb__arena.link), which are given back when the region is;
  *   - a LIVE region is on exactly one context stack; a RETIRED region is on
@@ -62,6 +63,13 @@ struct gb_region {
     size_t next_size;
     size_t nblocks;
     size_t bytes;
+    /* Blocks gb_region_reset kept (reset.c), empty, for the next allocations: linked
+     * through next, on no other list, counted in nkept and kept_bytes (and
+     * in gb__stat.bytes_kept), not in nblocks or bytes; their payload holds
+     * nothing, so no pin check asks about them. */
+    gb__block *kept;
+    size_t nkept;
+    size_t kept_bytes;
     gb__list arenas;
     gb__rstate state;
     /* Retirement, owned by pin.c. A RETIRED region is on one of its
@@ -94,7 +102,7 @@ struct gb_region {
 void *gb__region_alloc(gb_region *r, size_t n);
 
 /* Resizes allocation p of r (see gb_realloc); r must be LIVE. */
-void *gb__region_realloc(gb_region *r, void *p, size_t old_n, size_t new_n);
+void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, size_t new_n);
 
 /* True when p points into one of r's blocks or arenas: what a pin check
  * asks of each word. */
@@ -108,5 +116,13 @@ void gb__region_pop(gb__rstack *s);
 /* Gives every block and arena of r back and frees the descriptor. Runs on
  * the thread that entered r (regions are per thread). */
 void gb__region_free(gb_region *r);
+
+/* Closes every arena bound to r (gb_leave, gb_region_reset). */
+void gb__region_close_arenas(gb_region *r);
+
+/* Stops the process for h given to `who` (gb_leave, gb_region_reset),
+ * which takes only the innermost region of the running context s, saying
+ * what h is instead. */
+GB__NORETURN void gb__region_not_innermost(const char *who, gb__rstack *s, gb_region *h);
 
 #endif /* GB_REGION_H */

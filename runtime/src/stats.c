@@ -41,5 +41,13 @@ int gb_resident_get(gb_resident *out)
 {
     gb__ensure_init();
     *out = (gb_resident){0};
-    return gb__os.resident(&out->rss, &out->footprint, &out->lazy_free);
+    if (gb__os.resident(out) != 0) {
+        *out = (gb_resident){0};
+        return -1;
+    }
+    /* The peak is sampled by the OS; a reading taken between two samples
+     * may lag the current size it was read with. */
+    if (out->peak < out->rss)
+        out->peak = out->rss;
+    return 0;
 }

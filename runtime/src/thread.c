@@ -9,6 +9,7 @@
  * keeps for speed; gb_safepoint does so every GB_STRESS-th call, for tests.
  */
 #include "chunk.h"
+#include "coro.h"
 #include "handle.h"
 #include "init.h"
 #include "pin.h"
@@ -64,6 +65,8 @@ static void at_exit(void *arg)
     gb__stack_pool_trim(t);
     gb__chunk_cache_flush(t);
     gb__overflow_release(t);
+    if (t->made_coros)
+        gb__coro_at_exit(t);
 }
 
 static void exit_key_make(void)

@@ -52,6 +52,7 @@ struct gb__thread {
     gb__stack_pool *pool;
     gb__cache cache;
     gb__overflow overflow;
+    bool made_coros; /* gb_coro_new ran on this thread */
 };
 
 /* This thread's state. initial-exec TLS: one load from the thread pointer,

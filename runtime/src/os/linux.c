@@ -55,7 +55,7 @@ static long long proc_kib(const char *path, const char *key)
     return v;
 }
 
-static int linux_resident(size_t *rss, size_t *footprint, size_t *lazy_free)
+static int linux_resident(gb_resident *out)
 {
     /* statm's second field is the resident page count, the same number ps
      * prints (in KiB) as RSS. */
@@ -67,10 +67,11 @@ static int linux_resident(size_t *rss, size_t *footprint, size_t *lazy_free)
     fclose(f);
     if (got != 2)
         return -1;
-    *rss = (size_t)res * gb__os.page_size;
-    *footprint = 0;
+    out->rss = (size_t)res * gb__os.page_size;
     long long lazy = proc_kib("/proc/self/smaps_rollup", "LazyFree");
-    *lazy_free = lazy > 0 ? (size_t)lazy * 1024 : 0;
+    out->lazy_free = lazy > 0 ? (size_t)lazy * 1024 : 0;
+    long long hwm = proc_kib("/proc/self/status", "VmHWM");
+    out->peak = hwm > 0 ? (size_t)hwm * 1024 : 0;
     return 0;
 }
 

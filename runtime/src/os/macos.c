@@ -24,15 +24,15 @@ static int macos_release(void *p, size_t n)
     return madvise(p, n, MADV_FREE_REUSABLE);
 }
 
-static int macos_resident(size_t *rss, size_t *footprint, size_t *lazy_free)
+static int macos_resident(gb_resident *out)
 {
     task_vm_info_data_t info;
     mach_msg_type_number_t count = TASK_VM_INFO_COUNT;
     if (task_info(mach_task_self(), TASK_VM_INFO, (task_info_t)&info, &count) != KERN_SUCCESS)
         return -1;
-    *rss = (size_t)info.resident_size;
-    *footprint = (size_t)info.phys_footprint;
-    *lazy_free = 0;
+    out->rss = (size_t)info.resident_size;
+    out->footprint = (size_t)info.phys_footprint;
+    out->peak = (size_t)info.resident_size_peak;
     return 0;
 }
 

@@ -10,6 +10,8 @@
 #ifndef GB_OS_H
 #define GB_OS_H
 
+#include "giveback.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -38,9 +40,11 @@ typedef struct gb__os_table {
      * failed, with the old mapping intact. */
     void *(*remap)(void *p, size_t old_n, size_t new_n);
 
-    /* Reads the process's resident size exactly (bytes), with the macOS
-     * footprint and the Linux LazyFree where those exist (else 0). */
-    int (*resident)(size_t *rss, size_t *footprint, size_t *lazy_free);
+    /* Fills the fields of *out (zeroed by the caller) that the OS knows:
+     * the resident size exactly, in bytes, its peak, and the macOS
+     * footprint and the Linux LazyFree where those exist. 0, or -1 when the
+     * OS would not say. */
+    int (*resident)(gb_resident *out);
 
     /* The page size, in bytes. */
     size_t page_size;

@@ -1,0 +1,103 @@
+/* inspect.c -- what a region holds, and which region holds a pointer.
+ *
+ * An embedder asks two questions the allocation calls do not answer: did
+ * my leave free the region or retire it, and what pins it (a region that
+ * stays retired is memory the process still holds); and is this pointer
+ * region memory at all (a free hook must not hand region memory to free).
+ * Both are read-only walks over this thread's own state, off every fast
+ * path.
+ */
+#include "arena.h"
+#include "coro.h"
+#include "handle.h"
+#include "init.h"
+#include "pin.h"
+#include "region.h"
+#include "thread.h"
+
+#include <string.h>
+
+void gb_region_info_get(const gb_region *h, gb_region_info *out)
+{
+    gb__ensure_init();
+    gb__thread *t = gb__self();
+    gb_region *r = gb__handle_lookup("gb_region_info_get", t, h);
+    memset(out, 0, sizeof *out);
+    if (!r) {
+        out->state = GB_REGION_FREED;
+        return;
+    }
+    out->bytes = r->bytes;
+    out->blocks = r->nblocks;
+    GB__ARENA_EACH(a, r) {
+        out->arenas++;
+        out->arena_bytes += a->chunk.size;
+    }
+    if (r->state == GB__RETIRED) {
+        out->state = GB_REGION_RETIRED;
+        /* A witness that has not run since it was found still points in;
+         * without one, the frozen stacks are asked as a try would. */
+        gb_coro *p = r->witness ? r->witness : gb__pin_pinner(t, r);
+        out->pinned_by = p ? gb__coro_handle_of(p) : NULL;
+        return;
+    }
+    out->state = GB_REGION_LIVE;
+    out->kept_bytes = r->kept_bytes;
+    out->kept_blocks = r->nkept;
+    size_t d = 1;
+    for (const gb_region *x = r->stack->top; x != r; x = x->parent)
+        d++;
+    out->depth = d;
+    out->entered_by = r->stack == &t->main_stack
+                          ? NULL
+                          : gb__coro_handle_of((gb_coro *)((char *)r->stack -
+                                                           offsetof(gb_coro, rstack)));
+}
+
+/* r, when p points into one of its blocks (header excluded) or arenas. */
+static gb_region *holds(gb_region *r, const void *p)
+{
+    return gb__region_contains(r, p) ? r : NULL;
+}
+
+static gb_region *on_stack(const gb__rstack *s, const void *p)
+{
+    for (gb_region *r = s->top; r; r = r->parent)
+        if (holds(r, p))
+            return r;
+    return NULL;
+}
+
+static gb_region *on_list(const gb__list *l, const void *p)
+{
+    GB__LIST_EACH(k, l) {
+        gb_region *r = GB__LIST_ENTRY(k, gb_region, rlink);
+        if (holds(r, p))
+            return r;
+    }
+    return NULL;
+}
+
+gb_region *gb_region_of(const void *p)
+{
+    gb__ensure_init();
+    gb__thread *t = gb__self();
+    if (!p)
+        return NULL;
+    /* Every region of the thread is on its own stack, on the running
+     * coroutine's, on a frozen coroutine's (a suspended one, or one
+     * waiting on a coroutine it resumed), or retired. */
+    gb_region *r = on_stack(t->cur, p);
+    if (!r && t->cur != &t->main_stack)
+        r = on_stack(&t->main_stack, p);
+    GB__LIST_EACH(k, &t->frozen) {
+        if (r)
+            break;
+        r = on_stack(&GB__LIST_ENTRY(k, gb_coro, flink)->rstack, p);
+    }
+    if (!r)
+        r = on_list(&t->retired_pinned, p);
+    if (!r)
+        r = on_list(&t->retired_dirty, p);
+    return r ? gb__handle_of(r) : NULL;
+}
