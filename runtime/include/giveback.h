@@ -449,7 +449,7 @@ typedef struct gb_stats {
     size_t bytes_small;         /* bytes of small chunks handed out from them */
     size_t bytes_small_dirty;   /* freed small-chunk bytes in slabs still in use,
                                    not yet emptied (at most 64 KiB a slab) */
-    /* the block cache, now (not in bytes_mapped or mappings) */
+    /* the block cache, kept until a sweep (not in bytes_mapped or mappings) */
     size_t bytes_cached;        /* given-back blocks kept for reuse, resident
                                    (and each thread's spare descriptor page) */
     size_t mappings_cached;
@@ -512,7 +512,8 @@ GB_API void gb_stats_get(gb_stats *out);
  * macOS's phys_footprint (0 elsewhere); lazy_free is Linux's LazyFree (pages
  * given back with MADV_FREE that still count as resident; 0 elsewhere);
  * peak is the most the process has been resident since it started (Linux's
- * VmHWM, macOS's resident_size_peak), never below rss. Returns 0, or -1 if
+ * VmHWM, macOS's resident_size_peak), never below rss nor below a peak an
+ * earlier call returned (the OS samples its own lazily). Returns 0, or -1 if
  * the OS would not say (then *out is all zero). */
 typedef struct gb_resident {
     size_t rss;

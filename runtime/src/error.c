@@ -18,6 +18,9 @@ void gb__die(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* What the program printed before the mistake is kept: under a pipe
+     * or a test runner, stdout is fully buffered and abort() drops it. */
+    fflush(stdout);
     fprintf(stderr, "giveback: %s\n", msg);
     fflush(stderr);
     abort();

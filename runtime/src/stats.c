@@ -45,9 +45,15 @@ int gb_resident_get(gb_resident *out)
         *out = (gb_resident){0};
         return -1;
     }
-    /* The peak is sampled by the OS; a reading taken between two samples
-     * may lag the current size it was read with. */
-    if (out->peak < out->rss)
-        out->peak = out->rss;
+    /* The OS samples its peak (Linux updates VmHWM lazily), so a reading
+     * may lag the size read with it, or an earlier reading: the peak
+     * answered is the most of every size and peak read so far. */
+    static _Atomic(size_t) most;
+    size_t seen = out->peak > out->rss ? out->peak : out->rss;
+    size_t was = atomic_load_explicit(&most, memory_order_relaxed);
+    while (was < seen && !atomic_compare_exchange_weak_explicit(&most, &was, seen, memory_order_relaxed,
+                                                                memory_order_relaxed))
+        ;
+    out->peak = seen > was ? seen : was;
     return 0;
 }
