@@ -10,7 +10,7 @@
 # ClusterFuzzLite runs each binary in $OUT as it is, with no environment of
 # ours, and gb_init runs once per process, so the runtime configuration is
 # in the binary's name (see fuzz/configs.txt and name_has() in
-# fuzz/fuzz_runtime.c): one build, copied under one name per configuration,
+# fuzz/config.c): one build, copied under one name per configuration,
 # each with the committed corpus as its seed corpus, the dictionary and its
 # options.
 set -o pipefail

@@ -30,14 +30,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
-#define REPLAY_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
-#define REPLAY_SANITIZER 1
-#endif
-#endif
-#if defined(REPLAY_SANITIZER) && defined(__has_include)
+#include "sanitizers.h"
+
+/* Under ASan or UBSan a report ends the process without SIGABRT, so the
+ * input is named from the sanitizer's death callback instead. */
+#if (defined(GB__ASAN) || defined(GB__UBSAN)) && defined(__has_include)
 #if __has_include(<sanitizer/common_interface_defs.h>)
 #include <sanitizer/common_interface_defs.h>
 #define REPLAY_DEATH_CALLBACK 1

@@ -1,0 +1,217 @@
+/* ops_region.c -- the operations on regions and allocations: enter,
+ * leave, alloc, alloc_in, calloc, realloc, write and check.
+ *
+ * These are the runtime's core promises, one operation each, and each
+ * updates the model as it goes: an allocation is recorded with its pattern
+ * the moment it is made, checked for alignment and for overlap with
+ * everything still readable, and a region is read back in full before it
+ * is left, so that what the leave may free is known to have been intact.
+ * Sizes are mostly small, sometimes a chained block's worth and rarely past
+ * the block cap (a solo block), within the input's byte budget, because
+ * every byte allocated is also written and read back.
+ */
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A size: mostly small, sometimes a chained block's worth, rarely more
+ * than the block cap (a solo block); within the input's byte budget. Every
+ * byte allocated is written and read back, and fresh pages cost a fault
+ * each, so large sizes are what an execution's time goes to. */
+static size_t take_size(void)
+{
+    unsigned b = in_ch8();
+    size_t n;
+    if (b < 128)
+        n = b;
+    else if (b < 224)
+        n = 128 + in_ch16() % 4096;
+    else if (b < 248)
+        n = 4096 + in_ch16() % (60 * 1024);
+    else
+        n = FZ_BLOCK_CAP + (in_ch8() % 192) * 1024 + in_ch8();
+    if (S.bytes + n > MAX_BYTES)
+        n %= 64;
+    S.bytes += n;
+    return n;
+}
+
+/* Records allocation p of n bytes in region r, checks it is aligned and
+ * overlaps nothing readable, and fills it with the pattern of seed (or
+ * checks it is zero and keeps it, for calloc). */
+FZ_NO_COV static int add_alloc(int r, void *p, size_t n, uint64_t seed, bool zeroed)
+{
+    if (!p)
+        fail("allocation of %zu bytes returned NULL", n);
+    if ((uintptr_t)p % 16)
+        fail("allocation %p of %zu bytes is not 16-byte aligned", p, n);
+    unsigned char *c = p;
+    size_t span = n ? n : 1;
+    for (int i = 0; i < S.nallocs; i++) {
+        const fz_alloc *a = &S.alloc[i];
+        size_t aspan = a->n ? a->n : 1;
+        if (a->alive && c < a->p + aspan && a->p < c + span)
+            fail("allocation %p (%zu bytes) overlaps allocation %p (%zu bytes)", p, n, (void *)a->p, a->n);
+    }
+    S.region[r].used = true;
+    fz_alloc *a = &S.alloc[S.nallocs];
+    a->p = c;
+    a->n = n;
+    a->region = r;
+    a->alive = true;
+    a->shadow = malloc(span);
+    if (!a->shadow)
+        fail("out of memory for the model");
+    if (zeroed) {
+        for (size_t i = 0; i < n; i++)
+            if (c[i])
+                fail("gb_calloc memory %p is not zero at byte %zu of %zu", p, i, n);
+        memset(a->shadow, 0, span);
+    } else {
+        pattern(c, a->shadow, n, seed);
+    }
+    return S.nallocs++;
+}
+
+static int region_at_depth(int ctx, size_t d)
+{
+    int r = ctx_top(ctx);
+    while (d-- && r >= 0)
+        r = S.region[r].parent;
+    return r;
+}
+
+void op_enter(void)
+{
+    if (ctx_depth(S.cur) >= MAX_DEPTH || S.nregions >= MAX_REGIONS)
+        return;
+    gb_region *h = gb_enter();
+    if (!h)
+        fail("gb_enter returned NULL");
+    fz_region *R = &S.region[S.nregions];
+    R->h = h;
+    R->ctx = S.cur;
+    R->parent = ctx_top(S.cur);
+    R->st = R_LIVE;
+    ctx_set(S.cur, S.nregions++, ctx_depth(S.cur) + 1);
+}
+
+void op_leave(void)
+{
+    int top = ctx_top(S.cur);
+    if (top < 0)
+        return;
+    check_region_full(top);
+    gb_leave(S.region[top].h);
+    S.region[top].st = R_JUST_LEFT;
+    ctx_set(S.cur, S.region[top].parent, ctx_depth(S.cur) - 1);
+    retry_point();
+    check_pinned_full();
+}
+
+void op_alloc(unsigned v)
+{
+    int top = ctx_top(S.cur);
+    if (top < 0 || S.nallocs >= MAX_ALLOCS)
+        return;
+    size_t n = take_size();
+    void *p = v >= 6 ? gb_realloc(NULL, 0, n) : gb_alloc(n);
+    add_alloc(top, p, n, in_pay64(), false);
+}
+
+void op_alloc_in(void)
+{
+    size_t depth = ctx_depth(S.cur);
+    if (!depth || S.nallocs >= MAX_ALLOCS)
+        return;
+    int r = region_at_depth(S.cur, in_pick(depth));
+    size_t n = take_size();
+    add_alloc(r, gb_alloc_in(S.region[r].h, n), n, in_pay64(), false);
+}
+
+void op_calloc(void)
+{
+    int top = ctx_top(S.cur);
+    if (top < 0 || S.nallocs >= MAX_ALLOCS)
+        return;
+    size_t count = in_ch8() % 17;
+    size_t size = take_size() / 8;
+    add_alloc(top, gb_calloc(count, size), count * size, 0, true);
+}
+
+void op_realloc(unsigned v)
+{
+    int top = ctx_top(S.cur);
+    if (top < 0 || S.nallocs >= MAX_ALLOCS)
+        return;
+    int n = 0;
+    for (int i = 0; i < S.nallocs; i++)
+        if (S.alloc[i].alive && S.alloc[i].region == top)
+            cand[n++] = i;
+    if (!n)
+        return;
+    int i = cand[in_pick((size_t)n)];
+    fz_alloc *a = &S.alloc[i];
+    size_t old_n = a->n, new_n;
+    if (v < 3)
+        new_n = take_size();
+    else if (v < 5)
+        new_n = old_n + in_ch8(); /* grows in place when it is the last one */
+    else if (v < 6)
+        new_n = old_n / 2;
+    else
+        new_n = old_n + FZ_BLOCK_CAP / 2 + (size_t)in_ch8() * 1024; /* into or within a solo block */
+    if (new_n > old_n && S.bytes + (new_n - old_n) > MAX_BYTES)
+        new_n = old_n;
+    S.bytes += new_n > old_n ? new_n - old_n : 0;
+    unsigned char *q = gb_realloc(a->p, old_n, new_n);
+    size_t keep = old_n < new_n ? old_n : new_n;
+    if (!q || memcmp(q, a->shadow, keep) != 0)
+        fail("gb_realloc(%p, %zu, %zu) = %p lost the first %zu bytes", (void *)a->p, old_n, new_n,
+             (void *)q, keep);
+    /* The old record ends here (a solo block may have moved); the new one
+     * keeps the bytes and gets a fresh pattern past them. */
+    unsigned char *old_shadow = a->shadow;
+    a->alive = false;
+    a->shadow = NULL;
+    int j = add_alloc(top, q, new_n, in_pay64(), false);
+    fz_alloc *b = &S.alloc[j];
+    memcpy(b->shadow, old_shadow, keep);
+    memcpy(b->p, old_shadow, keep);
+    free(old_shadow);
+}
+
+void op_write(void)
+{
+    int n = 0;
+    for (int i = 0; i < S.nallocs; i++)
+        if (S.alloc[i].alive && S.region[S.alloc[i].region].st == R_LIVE && S.alloc[i].n)
+            cand[n++] = i;
+    if (!n)
+        return;
+    fz_alloc *a = &S.alloc[cand[in_pick((size_t)n)]];
+    size_t off = in_ch16() % a->n;
+    size_t len = in_ch16() % (a->n - off) + 1;
+    pattern(a->p + off, a->shadow + off, len, in_pay64());
+}
+
+void op_check(unsigned v)
+{
+    if (v < 4) {
+        int n = 0;
+        for (int i = 0; i < S.nallocs; i++)
+            if (S.alloc[i].alive)
+                cand[n++] = i;
+        if (n)
+            check_alloc_full(&S.alloc[cand[in_pick((size_t)n)]]);
+        return;
+    }
+    int c = pick_container();
+    if (c < 0)
+        return;
+    if (c < MAX_VECS)
+        check_vec(&S.vec[c], true);
+    else
+        check_map(&S.map[c - MAX_VECS], true);
+}
