@@ -2,7 +2,9 @@
 #
 #   make gate   the main job: installs what is missing, builds the runtime
 #               clean and once per poison, runs every gate on every build
-#               and prints the kill matrix (ci/gate.sh).
+#               and prints the kill matrix, then the kit's matrices of
+#               three other allocators, glibc malloc, mimalloc and jemalloc
+#               (ci/gate.sh; build/gate/, build/gate/foreign/).
 #   make test   installs what the tests need, then builds and runs every test
 #               from nothing (ci/test.sh: release, ASan+UBSan, TSan, arm64
 #               under qemu-user, the macOS cross build).

@@ -1,8 +1,9 @@
 /* bench.c -- what the benchmarks share: clocks, figures, and the results a
  * child reports.
  *
- * Running a child and reading it from outside is the checkpoint protocol
- * (scenarios/checkpoint.c), which the gate programs and gbprobe use too;
+ * Running a child and reading it from outside is the gate kit's
+ * checkpoint protocol (gates/kit/gbgate.h and gbgate_reader.h), which the
+ * gate programs and gbprobe use too;
  * what is the benchmarks' own is here: timing, the figure lines, and the
  * "result" lines a child prints beside its checkpoints.
  */
@@ -60,7 +61,7 @@ void bench_result(const char *key, double value)
     printf("result %s %.9g\n", key, value);
 }
 
-double bench_child_result(const checkpoint_child *c, const char *key)
+double bench_child_result(const gbgate_child *c, const char *key)
 {
     size_t n = strlen(key);
     for (const char *l = c->out; l && *l;) {

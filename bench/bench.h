@@ -9,17 +9,19 @@
  *
  * Resident sizes are read the way a user sees them: from outside. A
  * measured workload runs in a child process that stops itself at each
- * checkpoint while the parent reads it (scenarios/checkpoint.h:
- * checkpoint, checkpoint_run). The child reports its timings on the same
- * pipe as "result <key> <value>" lines. A child is either a fork of the
- * parent that runs a function (peers linked into this executable) or
- * another executable (peers that replace malloc, which must not share a
- * process with the others).
+ * checkpoint while the parent reads it: the gate kit's protocol, both
+ * sides (gates/kit/gbgate.h: gbgate_checkpoint in the child;
+ * gates/kit/gbgate_reader.h: gbgate_run in the parent). The child reports
+ * its timings on the same pipe as "result <key> <value>" lines. A child is
+ * either a fork of the parent that runs a function (peers linked into this
+ * executable) or another executable (peers that replace malloc, which must
+ * not share a process with the others).
  */
 #ifndef GB_BENCH_H
 #define GB_BENCH_H
 
-#include "checkpoint.h"
+#include "gbgate.h"
+#include "gbgate_reader.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -40,7 +42,7 @@ uint64_t bench_rand(uint64_t *state);
 void bench_result(const char *key, double value);
 
 /* A "result <key> <value>" the child printed; NaN when it printed none. */
-double bench_child_result(const checkpoint_child *c, const char *key);
+double bench_child_result(const gbgate_child *c, const char *key);
 
 /* The path of a sibling executable (same directory as this one). */
 const char *bench_sibling(const char *name);

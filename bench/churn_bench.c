@@ -99,7 +99,7 @@ static void child_churn(const char *source, long iterations, int segment)
 {
     init_source(source);
     printf("source %s build %s\n", gb_blocks_name(), gb_build_kind());
-    checkpoint("baseline", NULL);
+    gbgate_checkpoint("baseline", NULL);
     uint64_t seed = 7 + (uint64_t)segment * 1000003u, sizes = 1234 + (uint64_t)segment * 7919u;
     double bytes = 0, t0 = bench_now();
     for (long i = 0; i < iterations; i++) {
@@ -110,13 +110,13 @@ static void child_churn(const char *source, long iterations, int segment)
     double t = bench_now() - t0;
     bench_result("seconds", t);
     bench_result("mean_mib", bytes / (double)iterations / (double)MIB);
-    checkpoint("left", NULL);
+    gbgate_checkpoint("left", NULL);
 }
 
 static void child_curve(const char *source, long point_mib)
 {
     init_source(source);
-    checkpoint("baseline", NULL);
+    gbgate_checkpoint("baseline", NULL);
     uint64_t seed = 11;
     for (int k = 0; k < CURVE_POINTS; k++) {
         size_t size = curve_sizes[k];
@@ -132,7 +132,7 @@ static void child_curve(const char *source, long point_mib)
         /* Microseconds per MiB allocated and written. */
         bench_result(key, t * 1e6 / ((double)n * (double)size / (double)MIB));
         snprintf(key, sizeof key, "left%d", k);
-        checkpoint(key, NULL);
+        gbgate_checkpoint(key, NULL);
     }
 }
 
@@ -293,7 +293,7 @@ static void child_job(void *arg)
         child_curve(j->source, j->arg);
 }
 
-static int run_variant(variant *v, const char *what, long arg, int segment, checkpoint_child *c)
+static int run_variant(variant *v, const char *what, long arg, int segment, gbgate_child *c)
 {
     char abuf[32], sbuf[16];
     snprintf(abuf, sizeof abuf, "%ld", arg);
@@ -302,10 +302,10 @@ static int run_variant(variant *v, const char *what, long arg, int segment, chec
         char exe[4096];
         snprintf(exe, sizeof exe, "%s", bench_sibling(v->exe));
         char *argv[] = {exe, "--child", (char *)what, (char *)v->source, abuf, sbuf, NULL};
-        return checkpoint_run(c, NULL, NULL, exe, argv, NULL);
+        return gbgate_run(c, NULL, NULL, exe, argv, NULL);
     }
     job j = {what, v->source, arg, segment};
-    return checkpoint_run(c, child_job, &j, NULL, NULL, NULL);
+    return gbgate_run(c, child_job, &j, NULL, NULL, NULL);
 }
 
 static double sum(const double *v, int n)
@@ -316,9 +316,9 @@ static double sum(const double *v, int n)
     return s;
 }
 
-static double kib_above(const checkpoint_child *c, const char *name)
+static double kib_above(const gbgate_child *c, const char *name)
 {
-    const checkpoint_mem *base = checkpoint_mem_at(c, "baseline"), *m = checkpoint_mem_at(c, name);
+    const gbgate_mem *base = gbgate_mem_at(c, "baseline"), *m = gbgate_mem_at(c, name);
     return base && m ? (double)(m->rss_kib - base->rss_kib) / 1024.0 : -1;
 }
 
@@ -384,7 +384,7 @@ int main(int argc, char **argv)
             variant *v = &variants[i];
             if (!v->present)
                 continue;
-            checkpoint_child c;
+            gbgate_child c;
             if (run_variant(v, "churn", per_segment, s, &c) != 0) {
                 fprintf(stderr, "churn_bench: variant %s failed\n", v->name);
                 v->present = false;
@@ -398,7 +398,7 @@ int main(int argc, char **argv)
             const char *src = strstr(c.out, "source ");
             if (src)
                 snprintf(v->blocks, sizeof v->blocks, "%.*s", (int)strcspn(src + 7, "\n"), src + 7);
-            checkpoint_child_free(&c);
+            gbgate_child_free(&c);
         }
     /* The curve: whole rounds, each variant in turn; medians. */
     for (int r = 0; r < rounds; r++)
@@ -406,7 +406,7 @@ int main(int argc, char **argv)
             variant *v = &variants[i];
             if (!v->present)
                 continue;
-            checkpoint_child d;
+            gbgate_child d;
             if (run_variant(v, "curve", point_mib, 0, &d) != 0) {
                 fprintf(stderr, "churn_bench: variant %s failed\n", v->name);
                 v->present = false;
@@ -421,7 +421,7 @@ int main(int argc, char **argv)
                 double after = kib_above(&d, key);
                 v->curve_after_mib[p] = k == 0 || after > v->curve_after_mib[p] ? after : v->curve_after_mib[p];
             }
-            checkpoint_child_free(&d);
+            gbgate_child_free(&d);
         }
 
     variant *map = &variants[0], *mb = &variants[2], *mbl = &variants[3];

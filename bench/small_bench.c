@@ -250,11 +250,11 @@ static void child(void *arg)
 #endif
 #endif
     setup(w);
-    checkpoint("baseline", NULL);
+    gbgate_checkpoint("baseline", NULL);
     pass(w, 1);
-    checkpoint("pass1", NULL);
+    gbgate_checkpoint("pass1", NULL);
     pass(w, 2);
-    checkpoint("pass2", NULL);
+    gbgate_checkpoint("pass2", NULL);
 #ifndef PEER_ONLY
     if (strncmp(w->peer, "region", 6) == 0) {
         /* The allocation alone: the same sizes, nothing written, so the
@@ -271,7 +271,7 @@ static void child(void *arg)
     }
 #endif
     printf("purge %s\n", purge(w->peer));
-    checkpoint("purged", NULL);
+    gbgate_checkpoint("purged", NULL);
 }
 
 /* ------------------------------------------------------------ the driver */
@@ -330,7 +330,7 @@ static double mib(long kib)
 
 static void run_one(peer *p, size_t n)
 {
-    checkpoint_child c;
+    gbgate_child c;
     work w = {.peer = p->name, .n = n};
     char nbuf[32];
     snprintf(nbuf, sizeof nbuf, "%zu", n);
@@ -339,14 +339,14 @@ static void run_one(peer *p, size_t n)
         char exe[4096];
         snprintf(exe, sizeof exe, "%s", bench_sibling(p->exe));
         char *argv[] = {exe, "--child", (char *)p->name, nbuf, NULL};
-        rc = checkpoint_run(&c, NULL, NULL, exe, argv, NULL);
+        rc = gbgate_run(&c, NULL, NULL, exe, argv, NULL);
     } else {
-        rc = checkpoint_run(&c, child, &w, NULL, NULL, NULL);
+        rc = gbgate_run(&c, child, &w, NULL, NULL, NULL);
     }
     if (rc != 0) {
         fprintf(stderr, "small_bench: peer %s failed (status %d)\n", p->name, c.status);
         p->present = false;
-        checkpoint_child_free(&c);
+        gbgate_child_free(&c);
         return;
     }
     int r = p->runs++;
@@ -363,8 +363,8 @@ static void run_one(peer *p, size_t n)
     p->bare[r] = bench_child_result(&c, "bare");
     p->bare_faults[r] = bench_child_result(&c, "bare_faults");
     /* Memory from the last round (they agree to within noise). */
-    const checkpoint_mem *base = checkpoint_mem_at(&c, "baseline"), *m1 = checkpoint_mem_at(&c, "pass1"),
-                         *m2 = checkpoint_mem_at(&c, "pass2"), *mp = checkpoint_mem_at(&c, "purged");
+    const gbgate_mem *base = gbgate_mem_at(&c, "baseline"), *m1 = gbgate_mem_at(&c, "pass1"),
+                         *m2 = gbgate_mem_at(&c, "pass2"), *mp = gbgate_mem_at(&c, "purged");
     if (base && m1 && m2 && mp) {
         p->base_mib = mib(base->rss_kib);
         p->peak_mib = mib(m2->hwm_kib) - p->base_mib;
@@ -379,7 +379,7 @@ static void run_one(peer *p, size_t n)
         size_t len = strcspn(pl, "\n");
         snprintf(p->purge, sizeof p->purge, "%.*s", (int)len, pl);
     }
-    checkpoint_child_free(&c);
+    gbgate_child_free(&c);
 }
 
 static double med(peer *p, double v[2][ROUNDS_MAX], int k)

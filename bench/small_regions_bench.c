@@ -39,24 +39,24 @@ static void child(void *arg)
     double t0 = bench_now();
     gbs_small_regions_round(&shape, 1, kept);
     bench_result("ns", (bench_now() - t0) * 1e9 / j->n);
-    checkpoint("left", NULL);
+    gbgate_checkpoint("left", NULL);
     free(kept[0]);
 }
 
 static void variant(const char *name, gb_small small, int n, long base_kib)
 {
     job j = {small, n};
-    checkpoint_child c;
-    int rc = checkpoint_run(&c, child, &j, NULL, NULL, NULL);
-    const checkpoint_mem *m = checkpoint_mem_at(&c, "left");
+    gbgate_child c;
+    int rc = gbgate_run(&c, child, &j, NULL, NULL, NULL);
+    const gbgate_mem *m = gbgate_mem_at(&c, "left");
     double ns = bench_child_result(&c, "ns");
     if (rc != 0 || !m) {
         fprintf(stderr, "small_regions_bench: the %s child failed (status %d)\n", name, c.status);
-        checkpoint_child_free(&c);
+        gbgate_child_free(&c);
         return;
     }
     double mib = (m->rss_kib - base_kib) / 1024.0;
-    checkpoint_child_free(&c);
+    gbgate_child_free(&c);
     printf("  %-8s %12.1f %12.0f\n", name, mib, ns);
     printf("bench small_regions_resident_%s %.1f MiB\n", name, mib);
     printf("bench small_regions_ns_%s %.0f ns\n", name, ns);
@@ -65,7 +65,7 @@ static void variant(const char *name, gb_small small, int n, long base_kib)
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 100000;
-    long base = checkpoint_read(getpid()).rss_kib;
+    long base = gbgate_read(getpid()).rss_kib;
     printf("%d small regions of 3,000 bytes, a malloc kept from their peak, all left:\n", n);
     printf("resident right after (MiB above this process's), and cost per region\n");
     printf("  %-8s %12s %12s\n", "chunks", "resident", "ns/region");

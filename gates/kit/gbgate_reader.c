@@ -1,20 +1,20 @@
-/* checkpoint.c -- stop at a checkpoint; read the resident size from outside.
+/* gbgate_reader.c -- the kit's reader in C (gbgate_reader.h).
  *
  * The parent never trusts a child's own view of its memory: it reads it
- * while the child is stopped, from the files ps and top read (Linux
- * /proc/<pid>/statm, with LazyFree and VmHWM beside it; macOS
- * proc_pid_rusage, which also gives phys_footprint; elsewhere ps itself),
- * which is what a user would see at that moment. The child's stdout comes
- * back on a pipe that is drained while it runs, so a chatty child cannot
- * block on a full pipe while the parent waits for it to stop.
+ * while the child is stopped, which is what a user would see at that
+ * moment. The child's stdout comes back on a pipe that is drained while it
+ * runs, so a chatty child cannot block on a full pipe while the parent
+ * waits for it to stop.
  *
- * A forked child starts with a copy of the parent's malloc heap, and what it
- * measures can depend on that heap's holes: a small allocation the child
- * keeps from its peak lands in a hole instead of on top of the heap, and
- * glibc's ratchet no longer shows (gbprobe's 256 KB and 1 MB rows lost it
- * while this buffer came from malloc and was freed after each child). So
- * the parent keeps what a child printed in a mapping of its own, and running
- * a child leaves the parent's heap as it was.
+ * A forked child starts with a copy of the parent's malloc heap, and what
+ * it measures can depend on that heap's holes: a small allocation the
+ * child keeps from its peak lands in a hole instead of on top of the heap,
+ * and glibc's ratchet no longer shows (gbprobe's 256 KB and 1 MB rows lost
+ * it while this buffer came from malloc and was freed after each child).
+ * So the parent keeps what a child printed in a mapping of its own, and
+ * running a child leaves the parent's heap as it was; and GBGATE=stop is
+ * set once, in the parent, before its first child, rather than in each
+ * child, where setenv would allocate.
  */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE
@@ -22,13 +22,14 @@
 #if defined(__APPLE__) && !defined(_DARWIN_C_SOURCE)
 #define _DARWIN_C_SOURCE
 #endif
-#include "checkpoint.h"
+#include "gbgate_reader.h"
+
+#include "gbgate.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,53 +45,6 @@
 #ifndef MAP_ANONYMOUS
 #define MAP_ANONYMOUS MAP_ANON
 #endif
-
-/* ------------------------------------------------------------ the child */
-
-#if defined(CHECKPOINT_GIVEBACK)
-#include "giveback.h"
-
-/* held_kib is the second reading of every gate's cell: what the runtime's
- * own counters say it holds (its mappings, its malloc'd blocks and
- * descriptors, its block cache), beside the resident size read from
- * outside; when the process holds far more than the runtime does, the
- * memory was given back by the runtime and kept by the allocator under it.
- * The self-read figures are for the record (macOS's footprint cannot be
- * read from outside without tools the runners may lack); the gates judge
- * what they read with ps. */
-static void runtime_figures(void)
-{
-    gb_stats s;
-    gb_stats_get(&s);
-    size_t held = s.bytes_mapped + s.bytes_heap + s.bytes_meta + s.bytes_cached;
-    printf(" held_kib=%zu cached_kib=%zu", held / 1024, s.bytes_cached / 1024);
-    gb_resident res;
-    if (gb_resident_get(&res) == 0)
-        printf(" rss_self=%zu footprint_self=%zu", res.rss / 1024, res.footprint / 1024);
-}
-#else
-static void runtime_figures(void)
-{
-}
-#endif
-
-void checkpoint(const char *name, const char *fmt, ...)
-{
-    printf("checkpoint %s", name);
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        putchar(' ');
-        vprintf(fmt, ap);
-        va_end(ap);
-    }
-    runtime_figures();
-    putchar('\n');
-    fflush(stdout);
-    raise(SIGSTOP);
-}
-
-/* ----------------------------------------------------------- the parent */
 
 #if defined(__linux__)
 static long field_kib(const char *path, const char *key)
@@ -111,9 +65,9 @@ static long field_kib(const char *path, const char *key)
 }
 #endif
 
-checkpoint_mem checkpoint_read(pid_t pid)
+gbgate_mem gbgate_read(pid_t pid)
 {
-    checkpoint_mem m = {0, 0, 0, -1};
+    gbgate_mem m = {0, 0, 0, -1};
 #if defined(__linux__)
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
@@ -159,7 +113,7 @@ static void grow(buffer *b)
     size_t cap = b->cap ? b->cap * 2 : 16384;
     char *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
-        perror("checkpoint: mmap");
+        perror("gbgate: mmap");
         exit(1);
     }
     if (b->p) {
@@ -187,14 +141,20 @@ static void drain(int fd, buffer *b)
     b->p[b->len] = '\0';
 }
 
-int checkpoint_run(checkpoint_child *c, void (*fn)(void *), void *arg, const char *exe, char *const argv[],
-                   const char *extra_env)
+int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, char *const argv[],
+               const char *extra_env)
 {
     memset(c, 0, sizeof *c);
     c->status = -1;
+    /* Every child inherits it: a forked one reads it at its first
+     * checkpoint, an executed one with its environment. */
+    if (gbgate_mode() != 2 && setenv(GBGATE_ENV, GBGATE_STOP, 1) != 0) {
+        perror("gbgate: setenv");
+        exit(1);
+    }
     int fds[2];
     if (pipe(fds) != 0) {
-        perror("checkpoint: pipe");
+        perror("gbgate: pipe");
         exit(1);
     }
     /* What the parent printed but has not flushed would be printed twice. */
@@ -202,7 +162,7 @@ int checkpoint_run(checkpoint_child *c, void (*fn)(void *), void *arg, const cha
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
-        perror("checkpoint: fork");
+        perror("gbgate: fork");
         exit(1);
     }
     if (pid == 0) {
@@ -217,7 +177,7 @@ int checkpoint_run(checkpoint_child *c, void (*fn)(void *), void *arg, const cha
             _exit(0);
         }
         execv(exe, argv);
-        fprintf(stderr, "checkpoint: cannot run %s: %s\n", exe, strerror(errno));
+        fprintf(stderr, "gbgate: cannot run %s: %s\n", exe, strerror(errno));
         _exit(127);
     }
     close(fds[1]);
@@ -234,12 +194,12 @@ int checkpoint_run(checkpoint_child *c, void (*fn)(void *), void *arg, const cha
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            perror("checkpoint: waitpid");
+            perror("gbgate: waitpid");
             exit(1);
         }
         if (WIFSTOPPED(st)) {
-            if (c->stops < CHECKPOINT_MAX_STOPS)
-                c->mem[c->stops] = checkpoint_read(pid);
+            if (c->stops < GBGATE_MAX_STOPS)
+                c->mem[c->stops] = gbgate_read(pid);
             c->stops++;
             drain(fds[0], &b);
             kill(pid, SIGCONT);
@@ -256,15 +216,15 @@ int checkpoint_run(checkpoint_child *c, void (*fn)(void *), void *arg, const cha
     return c->status == 0 ? 0 : -1;
 }
 
-const checkpoint_mem *checkpoint_mem_at(const checkpoint_child *c, const char *name)
+const gbgate_mem *gbgate_mem_at(const gbgate_child *c, const char *name)
 {
-    size_t n = strlen(name);
+    size_t n = strlen(name), prefix = strlen(GBGATE_PREFIX " ");
     int k = 0;
     for (const char *l = c->out; l && *l;) {
-        if (strncmp(l, "checkpoint ", 11) == 0) {
+        if (strncmp(l, GBGATE_PREFIX " ", prefix) == 0) {
             /* The name ends the line or is followed by its figures. */
-            if (strncmp(l + 11, name, n) == 0 && strchr(" \n", l[11 + n]))
-                return k < c->stops && k < CHECKPOINT_MAX_STOPS ? &c->mem[k] : NULL;
+            if (strncmp(l + prefix, name, n) == 0 && strchr(" \n", l[prefix + n]))
+                return k < c->stops && k < GBGATE_MAX_STOPS ? &c->mem[k] : NULL;
             k++;
         }
         const char *nl = strchr(l, '\n');
@@ -273,7 +233,7 @@ const checkpoint_mem *checkpoint_mem_at(const checkpoint_child *c, const char *n
     return NULL;
 }
 
-void checkpoint_child_free(checkpoint_child *c)
+void gbgate_child_free(gbgate_child *c)
 {
     if (c->out)
         munmap(c->out, c->out_map);

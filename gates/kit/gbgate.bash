@@ -1,0 +1,398 @@
+# shellcheck shell=bash
+# gbgate.bash -- the kit's reader in shell: run a program, stop at its
+# checkpoints, read it from outside, guard it, judge a reading. Sourced by
+# gbgate (run, matrix) and by gate.bash (gates written in bats), so there is
+# one copy of the protocol in shell; the C reader (gbgate_reader.c) is the
+# other side of the same protocol for programs that run their own children.
+#
+# The protocol (gbgate.h): a program run with GBGATE=stop prints
+# "checkpoint <name> [key=value ...]" on stdout, flushes it and stops itself
+# with SIGSTOP. The reader waits for the stop with nothing but ps, reads the
+# stopped process (ps -o rss=, Linux's /proc/<pid>/smaps_rollup and
+# /proc/<pid>/status), and continues it with SIGCONT. While it waits it is
+# the guard: past the resident-size or the time limit the program is killed,
+# so a runaway is a red cell with a reason, never a hung run or a dead
+# machine.
+#
+# Written for bash 3.2 too (macOS's /bin/bash): no associative arrays, no
+# mapfile, no ${var,,}; BSD ps, awk and sed.
+#
+# Globals of a run (gk_start .. gk_next): GK_PID, GK_OUT and GK_ERR (the
+# files its stdout and stderr go to), GK_STOPS (checkpoints reached),
+# GK_LINE (the last checkpoint line), GK_STATUS (exit status once it
+# exited), GK_REASON and GK_DETAIL (why the guard killed it), GK_PEAK_KIB
+# (the highest resident size read), GK_SERIES (a file to append the
+# resident size over time to, or empty), GK_GUARD_RSS_KIB and GK_GUARD_S.
+# They are read by the scripts that source this file.
+# shellcheck disable=SC2034
+
+# The limits the guard enforces unless a gate sets its own: the article's
+# machine once panicked at 43 GB; nothing a gate runs should come near 3 GiB.
+GK_DEFAULT_GUARD_RSS_KIB=$((3 * 1024 * 1024))
+GK_DEFAULT_GUARD_S=120
+
+gk_die() {
+    echo "gbgate: error: $*" >&2
+    exit 2
+}
+
+# gk_size_kib SIZE: prints SIZE (64MiB, 512KiB, 3GiB, 1.5GiB, 100B, or the
+# short K/M/G) in KiB, rounded up; fails on anything else. A bare number is
+# refused: whether it meant bytes or KiB is exactly the slip a gate must not
+# make silently.
+gk_size_kib() {
+    awk -v s="$1" 'BEGIN {
+        if (match(s, /^[0-9]+(\.[0-9]+)?/) == 0) exit 1
+        n = substr(s, 1, RLENGTH) + 0; u = substr(s, RLENGTH + 1)
+        if (u == "B") k = n / 1024
+        else if (u == "KiB" || u == "K" || u == "k") k = n
+        else if (u == "MiB" || u == "M") k = n * 1024
+        else if (u == "GiB" || u == "G") k = n * 1024 * 1024
+        else if (u == "TiB" || u == "T") k = n * 1024 * 1024 * 1024
+        else exit 1
+        r = int(k); if (r < k) r++
+        printf "%d\n", r
+    }'
+}
+
+# gk_mib KIB: "4.7 MiB".
+gk_mib() {
+    awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'
+}
+
+# The platform names a cell or a gate may be limited to: all, and linux or
+# macos, and glibc where the C library is glibc.
+gk_platforms() {
+    local p="all"
+    case "$(uname -s)" in
+        Linux) p="$p linux" ;;
+        Darwin) p="$p macos" ;;
+    esac
+    getconf GNU_LIBC_VERSION >/dev/null 2>&1 && p="$p glibc"
+    echo "$p"
+}
+
+gk_platform_is() {
+    [[ " $(gk_platforms) " == *" $1 "* ]]
+}
+
+# gk_field LINE KEY: the value of key=value in a checkpoint line, or nothing.
+gk_field() {
+    local w words
+    read -r -a words <<<"$1"
+    for w in "${words[@]}"; do
+        if [[ "$w" == "$2="* ]]; then
+            echo "${w#*=}"
+            return 0
+        fi
+    done
+    return 0
+}
+
+# gk_tick: GK_ELAPSED_US is the microseconds since the run started, where
+# bash can tell (bash 5's EPOCHREALTIME), else whole seconds. A variable,
+# not output: the guard reads the clock at every poll, and a command
+# substitution there would fork a shell each time, taking the CPU from the
+# program under measure.
+gk_tick() {
+    if [[ -n "${EPOCHREALTIME:-}" && -n "${GK_T0_US:-}" ]]; then
+        local now="${EPOCHREALTIME//[.,]/}"
+        GK_ELAPSED_US=$((10#$now - 10#$GK_T0_US))
+    else
+        GK_ELAPSED_US=$(((SECONDS - GK_T0_S) * 1000000))
+    fi
+}
+
+# gk_series_add KIB [CHECKPOINT]: one row of the resident size over time,
+# "<seconds>\t<KiB>\t<checkpoint>", the checkpoint "-" for a reading
+# between two (an empty last field would read as missing to gnuplot).
+gk_series_add() {
+    [[ -n "${GK_SERIES:-}" ]] || return 0
+    gk_tick
+    printf '%d.%03d\t%s\t%s\n' $((GK_ELAPSED_US / 1000000)) $((GK_ELAPSED_US / 1000 % 1000)) "$1" "${2:--}" >>"$GK_SERIES"
+}
+
+# gk_series_begin FILE GATE BUILD CAP_KIB: starts a series file; its first
+# line carries what the charts need to draw it (the cap is 0 when none).
+gk_series_begin() {
+    GK_SERIES="$1"
+    [[ -n "$GK_SERIES" ]] || return 0
+    mkdir -p "$(dirname "$GK_SERIES")"
+    printf '# gate=%s build=%s cap_kib=%s\n' "$2" "$3" "${4:-0}" >"$GK_SERIES"
+}
+
+# gk_start OUT ERR COMMAND...: starts COMMAND in the background with
+# GBGATE=stop, its stdout in OUT and its stderr in ERR. fd 3 (bats' own) is
+# closed in it, or bats would wait for the program as well as the test.
+gk_start() {
+    GK_OUT="$1"
+    GK_ERR="$2"
+    shift 2
+    : >"$GK_OUT"
+    : >"$GK_ERR"
+    # env execs the command, so $! is the program's own pid.
+    env GBGATE=stop "$@" >"$GK_OUT" 2>"$GK_ERR" 3>&- &
+    GK_PID=$!
+    GK_STOPS=0
+    GK_LINE=
+    GK_STATUS=
+    GK_REASON=
+    GK_DETAIL=
+    GK_PEAK_KIB=0
+    GK_T0_S=$SECONDS
+    GK_T0_US="${EPOCHREALTIME//[.,]/}"
+    GK_GUARD_RSS_KIB="${GK_GUARD_RSS_KIB:-$GK_DEFAULT_GUARD_RSS_KIB}"
+    GK_GUARD_S="${GK_GUARD_S:-$GK_DEFAULT_GUARD_S}"
+}
+
+# The resident size of the running program in KiB, as ps prints it.
+gk_rss_kib() {
+    local v
+    v="$(ps -o rss= -p "$GK_PID" 2>/dev/null | tr -d ' ')"
+    echo "${v:-0}"
+}
+
+# Pages given back with MADV_FREE still count in the resident size until
+# the kernel wants them: Linux shows them as LazyFree; elsewhere 0.
+gk_lazyfree_kib() {
+    local f="/proc/$GK_PID/smaps_rollup"
+    if [[ -r "$f" ]]; then
+        awk '/^LazyFree:/ { print $2; found = 1 } END { if (!found) print 0 }' "$f"
+    else
+        echo 0
+    fi
+}
+
+# The peak resident size from outside, where the OS keeps it (Linux
+# VmHWM); elsewhere the highest the guard read.
+gk_hwm_kib() {
+    local f="/proc/$GK_PID/status"
+    if [[ -r "$f" ]]; then
+        awk '/^VmHWM:/ { print $2 }' "$f"
+    else
+        echo "${GK_PEAK_KIB:-0}"
+    fi
+}
+
+# gk_kill: kills the program (continuing it would let it run on) and reaps it.
+gk_kill() {
+    if [[ -n "${GK_PID:-}" ]] && kill -0 "$GK_PID" 2>/dev/null; then
+        kill -KILL "$GK_PID" 2>/dev/null || true
+        wait "$GK_PID" 2>/dev/null || true
+    fi
+    GK_PID=
+}
+
+# gk_next: waits for the next checkpoint. Returns 0 when the program
+# stopped there (GK_LINE holds its line, GK_STOPS counts it), 1 when it
+# exited (GK_STATUS holds the status), 2 when the guard killed it
+# (GK_REASON is guard-rss or guard-time, GK_DETAIL says at what).
+gk_next() {
+    local out stat rss
+    while :; do
+        # One ps for both: each poll forks as little as it can.
+        out="$(ps -o stat= -o rss= -p "$GK_PID" 2>/dev/null || true)"
+        stat="" rss=""
+        read -r stat rss <<<"$out" || true
+        case "$stat" in
+            T*)
+                GK_STOPS=$((GK_STOPS + 1))
+                # The program flushed the line before it stopped: the
+                # n-th stop is the n-th checkpoint line.
+                GK_LINE="$(awk -v n="$GK_STOPS" '/^checkpoint / && ++k == n { print; exit }' "$GK_OUT")"
+                ((${rss:-0} > GK_PEAK_KIB)) && GK_PEAK_KIB=$rss
+                gk_series_add "${rss:-0}" "$(gk_checkpoint_name "$GK_LINE")"
+                return 0
+                ;;
+            "" | Z*)
+                GK_STATUS=0
+                wait "$GK_PID" 2>/dev/null || GK_STATUS=$?
+                GK_PID=
+                return 1
+                ;;
+        esac
+        rss="${rss:-0}"
+        ((rss > GK_PEAK_KIB)) && GK_PEAK_KIB=$rss
+        # 0 is no reading: the program was ending.
+        ((rss == 0)) || gk_series_add "$rss"
+        if ((rss > GK_GUARD_RSS_KIB)); then
+            GK_REASON="guard-rss"
+            GK_DETAIL="killed at $(gk_mib "$rss") resident, over the guard's $(gk_mib "$GK_GUARD_RSS_KIB")"
+            gk_kill
+            return 2
+        fi
+        gk_tick
+        if ((GK_ELAPSED_US > GK_GUARD_S * 1000000)); then
+            GK_REASON="guard-time"
+            GK_DETAIL="killed after ${GK_GUARD_S} s, the guard's time limit (at $(gk_mib "$rss") resident)"
+            gk_kill
+            return 2
+        fi
+        sleep 0.05
+    done
+}
+
+gk_continue() {
+    kill -CONT "$GK_PID"
+}
+
+# gk_checkpoint_name LINE: the name in "checkpoint <name> ...".
+gk_checkpoint_name() {
+    local words
+    read -r -a words <<<"$1"
+    echo "${words[1]:-}"
+}
+
+# gk_exit_detail: how the program ended, for a red cell: its status (and the
+# signal, when the status says it died of one) and its last lines.
+gk_exit_detail() {
+    local s="exited with status ${GK_STATUS}"
+    if ((GK_STATUS > 128 && GK_STATUS < 160)); then
+        s="died of SIG$(kill -l $((GK_STATUS - 128)) 2>/dev/null || echo "$((GK_STATUS - 128))") (status ${GK_STATUS})"
+    fi
+    local tail_lines
+    tail_lines="$(tail -n 3 "$GK_ERR" 2>/dev/null; grep -v '^checkpoint ' "$GK_OUT" 2>/dev/null | tail -n 2)"
+    tail_lines="$(tr '\n' ' ' <<<"$tail_lines" | sed 's/  */ /g; s/ $//')"
+    echo "$s${tail_lines:+: $tail_lines}"
+}
+
+# gk_judge CAP_KIB RSS LAZY HELD FOOTPRINT WHAT: judges one reading against
+# a cap. Returns 0 when RSS is within it; otherwise sets GK_REASON to the
+# reading that explains the excess and GK_DETAIL to the figures, and
+# returns 1:
+#   lazy-free       over the cap only by pages given back lazily: LazyFree
+#                   (Linux) takes it under the cap, or the process's own
+#                   footprint_kib (macOS) is under it;
+#   retained-below  the program said what its runtime holds (HELD, from
+#                   held_kib) and the process holds more than the cap
+#                   beyond that: given back by the runtime, kept by the
+#                   allocator under it;
+#   rss             otherwise: the program itself holds it.
+# HELD and FOOTPRINT are empty when the checkpoint line had no such figure.
+gk_judge() {
+    local cap="$1" rss="$2" lazy="${3:-0}" held="$4" footprint="$5" what="$6" over
+    ((rss <= cap)) && return 0
+    over="$(gk_mib "$rss") resident"
+    [[ -n "$held" ]] && over="$over, the runtime holds $(gk_mib "$held")"
+    over="${what:+$what: }$over, over the cap of $(gk_mib "$cap")"
+    if ((lazy > 0 && rss - lazy <= cap)); then
+        GK_REASON="lazy-free"
+        GK_DETAIL="$over; $(gk_mib "$lazy") of it is LazyFree (given back with MADV_FREE, still counted)"
+    elif [[ -n "$footprint" ]] && ((footprint > 0 && footprint <= cap)); then
+        GK_REASON="lazy-free"
+        GK_DETAIL="$over; the footprint is $(gk_mib "$footprint"): the rest was given back lazily, still counted"
+    elif [[ -n "$held" ]] && ((rss - held > cap)); then
+        GK_REASON="retained-below"
+        GK_DETAIL="$over: given back by the runtime, kept by the allocator under it"
+    else
+        GK_REASON=rss
+        GK_DETAIL="$over"
+    fi
+    return 1
+}
+
+# gk_growth CAP_KIB NAME=KIB...: judged CPython's way (its refleak hunter):
+# the rounds grew only if every round after the first grew by more than
+# the bound, so one noisy round is not a leak and a steady climb is. Fails
+# with GK_REASON=growth when they did.
+gk_growth() {
+    local bound="$1" prev="" r grew=0 rounds=0 figures=""
+    shift
+    for r in "$@"; do
+        figures="$figures ${r%%=*}=$(gk_mib "${r#*=}")"
+        rounds=$((rounds + 1))
+        if [[ -n "$prev" ]]; then
+            ((${r#*=} - prev > bound)) && grew=$((grew + 1))
+        fi
+        prev="${r#*=}"
+    done
+    if ((rounds > 1 && grew == rounds - 1)); then
+        GK_REASON=growth
+        GK_DETAIL="every round after the first grew by more than $(gk_mib "$bound"):$figures"
+        return 1
+    fi
+    return 0
+}
+
+# ------------------------------------------------------------ the files
+
+# gk_table_row FILE KEY: the first row of a tab-separated FILE (comments and
+# blank lines skipped) whose first field is KEY, or nothing.
+gk_table_row() {
+    awk -F'\t' -v k="$2" '!/^#/ && NF && $1 == k { print; exit }' "$1"
+}
+
+# gk_expand WORD: WORD with ${NAME} and $NAME replaced by the environment's
+# values; fails, naming it, on a variable that is not set. No other shell
+# expansion happens: a builds file is data, not a script.
+gk_expand() {
+    local w="$1" out="" name
+    # In a variable: bash 3.2 and bash 5 read a regular expression written
+    # in [[ ]] differently, and the same one from a variable alike.
+    local re='^([^$]*)[$]([{]([A-Za-z_][A-Za-z0-9_]*)[}]|([A-Za-z_][A-Za-z0-9_]*))(.*)$'
+    while [[ "$w" =~ $re ]]; do
+        name="${BASH_REMATCH[3]}${BASH_REMATCH[4]}"
+        out="$out${BASH_REMATCH[1]}"
+        w="${BASH_REMATCH[5]}"
+        if [[ -z "${!name+set}" ]]; then
+            echo "gbgate: \$$name is not set (the builds file uses it)" >&2
+            return 1
+        fi
+        out="$out${!name}"
+    done
+    echo "$out$w"
+}
+
+# gk_build_command BUILDS BUILD ROLE: sets GK_COMMAND to the command that
+# runs ROLE's program in BUILD: the cell of BUILD's row (or of the "*" row,
+# with {build} replaced by the build's name) under the column ROLE, split on
+# spaces, each word expanded (gk_expand; a word starting with ./ or ../ is
+# relative to the builds file's folder). Fails with a message when the builds file has
+# no such build or role, or the cell is "-" (no such program in that build).
+gk_build_command() {
+    local builds="$1" build="$2" role="$3" cell w
+    GK_COMMAND=()
+    cell="$(awk -F'\t' -v b="$build" -v r="$role" '
+        /^#/ || !NF { next }
+        $1 == "build" { for (i = 2; i <= NF; i++) col[$i] = i; next }
+        !(r in col) { print "?role"; exit }
+        $1 == b { print $col[r]; found = 1; exit }
+        $1 == "*" && star == "" { star = $col[r] }
+        END { if (!found) print (star != "" ? "*" star : "?build") }' "$builds")"
+    case "$cell" in
+        "?role" | "") echo "gbgate: $builds has no column \"$role\" (its header row starts with \"build\")" >&2; return 1 ;;
+        "?build") echo "gbgate: $builds has no row for the build \"$build\" and no \"*\" row" >&2; return 1 ;;
+        "-" | "*-") echo "gbgate: $builds: the build \"$build\" has no \"$role\" program (-)" >&2; return 1 ;;
+    esac
+    if [[ "$cell" == "*"* ]]; then
+        cell="${cell#\*}"
+        cell="${cell//\{build\}/$build}"
+    fi
+    local words dir
+    dir="$(cd "$(dirname "$builds")" && pwd)"
+    read -r -a words <<<"$cell"
+    for w in "${words[@]}"; do
+        w="$(gk_expand "$w")" || return 1
+        # ./ and ../ are the builds file's folder, wherever the gate runs
+        # from; in an environment assignment too (LD_PRELOAD=./lib.so).
+        case "$w" in
+            ./* | ../*) w="$dir/$w" ;;
+            [A-Za-z_]*=./* | [A-Za-z_]*=../*) w="${w%%=*}=$dir/${w#*=}" ;;
+        esac
+        GK_COMMAND+=("$w")
+    done
+}
+
+# gk_option OPTIONS NAME: the value of "--NAME VALUE" in a gate's options
+# (the options column of a gates file), or nothing.
+gk_option() {
+    local words i
+    read -r -a words <<<"$1"
+    for ((i = 0; i < ${#words[@]}; i++)); do
+        if [[ "${words[i]}" == "--$2" ]]; then
+            echo "${words[i + 1]:-}"
+            return 0
+        fi
+    done
+    return 0
+}

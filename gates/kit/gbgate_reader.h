@@ -1,0 +1,66 @@
+/* gbgate_reader.h -- the kit's reader in C: run a child, read it from
+ * outside at every checkpoint.
+ *
+ * The other side of gbgate.h, for programs that measure children of their
+ * own (benchmarks, probes) rather than being gated by gbgate run: the
+ * child stops itself at each gbgate_checkpoint(), and the parent reads
+ * its memory while it is stopped from the files ps and top read (Linux
+ * /proc/<pid>/statm, with LazyFree and VmHWM beside it; macOS
+ * proc_pid_rusage, which also gives phys_footprint; elsewhere ps itself),
+ * then continues it. The shell reader (gbgate.bash) reads the same line
+ * the same way; the protocol is written down in gbgate.h.
+ *
+ * Compile gbgate_reader.c with the program (C99 or later; POSIX). The
+ * parent sets GBGATE=stop in its own environment at its first
+ * gbgate_run(), so that every child (forked or executed) stops at its
+ * checkpoints without allocating anything of its own to learn it.
+ */
+#ifndef GBGATE_READER_H
+#define GBGATE_READER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { GBGATE_MAX_STOPS = 64 };
+
+/* A child's memory as read from outside, in KiB. */
+typedef struct gbgate_mem {
+    long rss_kib;       /* resident (Linux statm; macOS proc_pid_rusage; else ps) */
+    long lazyfree_kib;  /* given back with MADV_FREE but still counted (Linux) */
+    long hwm_kib;       /* peak resident so far (Linux VmHWM) */
+    long footprint_kib; /* macOS phys_footprint; -1 elsewhere */
+} gbgate_mem;
+
+typedef struct gbgate_child {
+    int status;                          /* exit status, or -1 if it did not exit normally */
+    int stops;                           /* how many times it stopped */
+    gbgate_mem mem[GBGATE_MAX_STOPS];    /* read at each stop, in order */
+    char *out;                           /* everything it printed on stdout */
+    size_t out_map;                      /* the size of the mapping out is in */
+} gbgate_child;
+
+/* The memory of pid now, from outside. */
+gbgate_mem gbgate_read(pid_t pid);
+
+/* Runs fn(arg) in a forked child (if exe is NULL) or exe with argv (if fn
+ * is NULL), reads its memory at every stop, continues it, and fills *c
+ * with the readings and everything it printed on stdout. extra_env (NULL
+ * or a "NAME=value" string) is set in the child only. Returns 0 when the
+ * child exited with status 0. */
+int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, char *const argv[],
+               const char *extra_env);
+
+/* The memory read at the child's checkpoint <name>; NULL when it had none. */
+const gbgate_mem *gbgate_mem_at(const gbgate_child *c, const char *name);
+
+void gbgate_child_free(gbgate_child *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GBGATE_READER_H */

@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# kit.bats -- the kit's own tests: every verdict it can give, given.
+#
+# A gate that cannot go red proves nothing, so each ending of a gated
+# program is produced on purpose by the test program (prog.c) and the
+# kit's report of it checked: a pass, a cap exceeded (rss), a climb
+# (growth, judged CPython's way), a runtime that holds nothing while the
+# process holds it all (retained-below), pages given back lazily
+# (lazy-free, Linux), a crash, a program with no checkpoint, the guard's
+# kills for size and for time; then the matrix, right and wrong, the
+# failsafe, the charts, and the C reader. Run by ci/gate.sh (make gate,
+# make test's gate stage); by hand: bats gates/kit/test/kit.bats.
+bats_require_minimum_version 1.8.0
+
+setup_file() {
+    local dir kit
+    dir="$(cd "$(dirname "${BATS_TEST_FILENAME}")" && pwd)"
+    kit="$(dirname "${dir}")"
+    "${CC:-cc}" -std=c99 -O1 -Wall -Wextra -Werror -I"${kit}" -o "${BATS_FILE_TMPDIR}/prog" "${dir}/prog.c"
+    "${CC:-cc}" -std=c99 -O1 -Wall -Wextra -Werror -I"${kit}" -o "${BATS_FILE_TMPDIR}/reader" \
+        "${dir}/reader.c" "${kit}/gbgate_reader.c"
+}
+
+setup() {
+    TEST_DIR="$(cd "$(dirname "${BATS_TEST_FILENAME}")" && pwd)"
+    KIT="$(dirname "${TEST_DIR}")"
+    GBGATE="${KIT}/gbgate"
+    PROG="${BATS_FILE_TMPDIR}/prog"
+    export KIT_TEST_BIN="${BATS_FILE_TMPDIR}"
+}
+
+# verdict: the last line of the run, which must be the verdict.
+verdict() {
+    echo "${lines[${#lines[@]} - 1]}"
+}
+
+@test "the checkpoint does nothing outside the kit, prints under GBGATE=print" {
+    run "${PROG}" frees 8 2
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+    GBGATE=print run "${PROG}" frees 8 2
+    [ "$status" -eq 0 ]
+    # On macOS the kit adds the footprint, which only the process can read.
+    [[ "${lines[0]}" == "checkpoint round-1 round=1"* ]]
+    [[ "${lines[1]}" == "checkpoint round-2 round=2"* ]]
+    [ "${#lines[@]}" -eq 2 ]
+}
+
+@test "a program that gives its memory back passes" {
+    run "${GBGATE}" run --cap 32MiB --growth 4MiB -- "${PROG}" frees 64 3
+    [ "$status" -eq 0 ]
+    [ "$(verdict)" = "gate: pass" ]
+    # One line per checkpoint, with the readings from outside.
+    [ "$(grep -c '^checkpoint round-[123] rss_kib=[0-9]* lazyfree_kib=[0-9]* hwm_kib=[0-9]* round=' <<<"$output")" -eq 3 ]
+}
+
+@test "a program over its cap is red for rss" {
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" keeps 64 1
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (rss): at round-1: "*"over the cap of 32.0 MiB" ]]
+}
+
+@test "rounds that all grow are red for growth; one that grows is not" {
+    run "${GBGATE}" run --growth 4MiB -- "${PROG}" keeps 8 3
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (growth): every round after the first grew by more than 4.0 MiB: round-1="* ]]
+    # CPython's rule: red only if every round after the first grew.
+    run "${GBGATE}" run --growth 4MiB -- "${PROG}" bump 8 3
+    [ "$status" -eq 0 ]
+    [ "$(verdict)" = "gate: pass" ]
+}
+
+@test "a runtime that holds nothing while the process holds it is red for retained-below" {
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 64
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 0.0 MiB"*"kept by the allocator under it" ]]
+}
+
+@test "pages given back lazily are red for lazy-free (Linux)" {
+    [[ "$(uname -s)" == Linux ]] || skip "LazyFree is Linux's"
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" lazy 64
+    # A kernel without MADV_FREE (older than 4.5) makes the program fail.
+    [[ "$output" != *"no MADV_FREE"* ]] || skip "no MADV_FREE here"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (lazy-free): "*"LazyFree"* ]]
+}
+
+@test "a crash is red for crash, with the signal" {
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" crash
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (crash): died of SIGABRT"* ]]
+    run "${GBGATE}" run -- "${PROG}" fails
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (crash): exited with status 3"* ]]
+}
+
+@test "a program that never reaches a checkpoint is red for crash" {
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" none
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (crash): it exited without reaching a checkpoint"* ]]
+    # A checkpoint --at names and the program never reaches is one too.
+    run "${GBGATE}" run --at round-1,round-9 -- "${PROG}" frees 8 2
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = "gate: fail (crash): it never reached the checkpoint(s) round-9" ]
+}
+
+@test "--at judges only the checkpoints it names" {
+    # bump keeps its 64 MiB in round 2 only: over the cap there, under it
+    # at round 1.
+    run "${GBGATE}" run --cap 32MiB --at round-1 -- "${PROG}" bump 64 2
+    [ "$status" -eq 0 ]
+    run "${GBGATE}" run --cap 32MiB --at round-2 -- "${PROG}" bump 64 2
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (rss): at round-2: "* ]]
+}
+
+@test "the guard kills a runaway for its size: red for guard-rss" {
+    run "${GBGATE}" run --cap 32MiB --guard-rss 256MiB -- "${PROG}" balloon 16
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-rss): killed at "*"over the guard's 256.0 MiB" ]]
+}
+
+@test "the guard kills a program that hangs: red for guard-time" {
+    run "${GBGATE}" run --guard-s 1 -- "${PROG}" hang
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s"* ]]
+}
+
+@test "sizes need a unit; a bad option is a usage error" {
+    run "${GBGATE}" run --cap 64 -- "${PROG}" frees
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--cap takes a size such as 64MiB"* ]]
+    run "${GBGATE}" run --bogus 1 -- "${PROG}" frees
+    [ "$status" -eq 2 ]
+    run "${GBGATE}" run --cap 1.5GiB --guard-rss 3GiB --growth 512KiB -- "${PROG}" frees 8 1
+    [ "$status" -eq 0 ]
+}
+
+@test "the matrix: every cell as expected passes, and writes its reports" {
+    local out="${BATS_TEST_TMPDIR}/m"
+    run "${GBGATE}" matrix --expected "${TEST_DIR}/matrix/expected.tsv" --builds "${TEST_DIR}/matrix/builds.tsv" \
+        --out "${out}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"gbgate: failsafe: the kit calls a program over its cap red"* ]]
+    # On the builds file's own failsafe build.
+    [[ "$output" == *"gbgate: failsafe: the failsafe gate on failsafe is red for rss"* ]]
+    [[ "$output" == *"gate cells: 6 passed, 0 failed"* ]]
+    for f in matrix.md matrix.tsv junit.xml results.tsv; do [ -s "${out}/${f}" ]; done
+    grep -q "$(printf '^rounds\tkeeps\tred:rss\tfail\trss\t.*\tok$')" "${out}/matrix.tsv"
+    grep -q "$(printf '^judged\tfrees\tgreen\tpass\t-\t.*\tok$')" "${out}/matrix.tsv"
+    grep -q '<testsuites name="gbgate matrix" tests="6" failures="0">' "${out}/junit.xml"
+    # The series carry every checkpoint, for the charts.
+    grep -q "$(printf '\tround-3$')" "${out}/series/rounds__frees.tsv"
+    if command -v gnuplot >/dev/null 2>&1; then
+        [ -s "${out}/charts/rounds.png" ]
+        [ -s "${out}/charts/rounds.svg" ]
+    fi
+}
+
+@test "the matrix: a cell of the wrong colour fails it, and says which" {
+    local out="${BATS_TEST_TMPDIR}/m" exp="${BATS_TEST_TMPDIR}/expected.tsv"
+    # Claim that the build that keeps its memory is green on rounds (awk,
+    # not sed: BSD sed has no \t).
+    awk -F'\t' -v OFS='\t' '$1 == "rounds" { $4 = "green" } 1' "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
+    cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
+        --no-charts
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"gate cells: 5 passed, 1 failed"* ]]
+    grep -q "$(printf '^rounds\tkeeps\tgreen\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
+    grep -q '<testsuites name="gbgate matrix" tests="6" failures="1">' "${out}/junit.xml"
+    # And the right colour for the wrong reason is wrong too.
+    awk -F'\t' -v OFS='\t' '$1 == "rounds" { $4 = "red:growth" } 1' "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
+        --no-charts
+    [ "$status" -eq 1 ]
+    grep -q "$(printf '^rounds\tkeeps\tred:growth\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
+}
+
+@test "the matrix: a failsafe that passes stops everything" {
+    local out="${BATS_TEST_TMPDIR}/m"
+    cp "${TEST_DIR}/matrix/expected.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
+    # On the build that frees, the failsafe gate passes: the kit must stop.
+    cp "${TEST_DIR}/matrix/gates.tsv" "${BATS_TEST_TMPDIR}/gates.tsv"
+    run "${GBGATE}" matrix --expected "${BATS_TEST_TMPDIR}/expected.tsv" --builds "${TEST_DIR}/matrix/builds.tsv" \
+        --out "${out}" --failsafe-build frees --no-charts
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"FAILSAFE BROKEN"* ]]
+    [ ! -s "${out}/matrix.tsv" ]
+}
+
+@test "the matrix refuses files that do not match" {
+    local out="${BATS_TEST_TMPDIR}/m" exp="${BATS_TEST_TMPDIR}/expected.tsv"
+    cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
+    # A gate with no definition, and a build the builds file lacks.
+    printf 'gate\truns-on\tfrees\tsome-build\nrounds\tall\tgreen\tgreen\nnowhere\tall\tgreen\tgreen\n' >"${exp}"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *'the gate "nowhere"'*"has no row in"* ]]
+    [[ "$output" == *'no row for the build "some-build"'* ]]
+    [[ "$output" == *'the gate "climb" of'*"has no row in"* ]]
+}
+
+@test "the C reader reads its children from outside at every checkpoint" {
+    run "${BATS_FILE_TMPDIR}/reader" "${PROG}" 64
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[2]}" = "stops frees 2 status 0" ]
+    [ "${lines[5]}" = "stops keeps 2 status 0" ]
+    # The child that gave 64 MiB back reads under 32 MiB; the one that kept
+    # two rounds of it, over 128.
+    (($(cut -d' ' -f3 <<<"${lines[1]}") < 32 * 1024))
+    (($(cut -d' ' -f3 <<<"${lines[4]}") > 128 * 1024))
+}

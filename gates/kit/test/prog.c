@@ -1,0 +1,113 @@
+/* prog.c -- the kit's test program: every way a gate can end, on demand.
+ *
+ * The kit's tests (kit.bats) run it under gbgate run and gbgate matrix and
+ * check that each ending is reported as it must be: memory given back is a
+ * pass, memory kept is red for rss, a climb is red for growth, memory the
+ * program says its runtime no longer holds is red for retained-below, a
+ * crash and the guard's kills are red with their reasons. Its memory
+ * comes from mmap, not malloc, so what it holds is what it asked for on
+ * every system, whatever the allocator keeps.
+ *
+ * Usage: prog MODE [MIB [ROUNDS]]   (MIB 64, ROUNDS 3 by default)
+ *   frees     each round takes MIB and gives it back, then a checkpoint
+ *   keeps     each round takes MIB and keeps it (red for rss, or growth)
+ *   bump      keeps MIB in round 2 only: one round grew, the rest did not
+ *   retained  keeps MIB and says held_kib=0 (red for retained-below)
+ *   lazy      gives MIB back with MADV_FREE (Linux: red for lazy-free)
+ *   crash     a checkpoint, then abort()
+ *   fails     a checkpoint, then exit(3)
+ *   none      exits 0 without a checkpoint
+ *   balloon   takes MIB after MIB and never stops (the guard's rss kill)
+ *   hang      sleeps without a checkpoint (the guard's time kill)
+ */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
+#if defined(__APPLE__) && !defined(_DARWIN_C_SOURCE)
+#define _DARWIN_C_SOURCE
+#endif
+#include "gbgate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MAP_ANONYMOUS
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+
+#define MIB ((size_t)1024 * 1024)
+
+/* MIB mebibytes, every page written, so they are resident. */
+static void *take(size_t mib)
+{
+    void *p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("prog: mmap");
+        exit(2);
+    }
+    memset(p, 0x5a, mib * MIB);
+    return p;
+}
+
+static void round_checkpoint(int round)
+{
+    char name[32];
+    snprintf(name, sizeof name, "round-%d", round);
+    gbgate_checkpoint(name, "round=%d", round);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    size_t mib = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 64;
+    int rounds = argc > 3 ? atoi(argv[3]) : 3;
+
+    if (strcmp(mode, "frees") == 0 || strcmp(mode, "keeps") == 0 || strcmp(mode, "bump") == 0) {
+        for (int r = 1; r <= rounds; r++) {
+            void *p = take(mib);
+            int keep = mode[0] == 'k' || (mode[0] == 'b' && r == 2);
+            if (!keep)
+                munmap(p, mib * MIB);
+            round_checkpoint(r);
+        }
+        return 0;
+    }
+    if (strcmp(mode, "retained") == 0) {
+        (void)take(mib);
+        gbgate_checkpoint("left", "held_kib=0");
+        return 0;
+    }
+    if (strcmp(mode, "lazy") == 0) {
+#if defined(MADV_FREE)
+        void *p = take(mib);
+        if (madvise(p, mib * MIB, MADV_FREE) != 0) {
+            perror("prog: madvise(MADV_FREE)");
+            return 2;
+        }
+        gbgate_checkpoint("left", NULL);
+        return 0;
+#else
+        fputs("prog: no MADV_FREE here\n", stderr);
+        return 2;
+#endif
+    }
+    if (strcmp(mode, "crash") == 0 || strcmp(mode, "fails") == 0) {
+        gbgate_checkpoint("before", NULL);
+        if (mode[0] == 'c')
+            abort();
+        return 3;
+    }
+    if (strcmp(mode, "none") == 0)
+        return 0;
+    if (strcmp(mode, "balloon") == 0)
+        for (;;)
+            (void)take(mib);
+    if (strcmp(mode, "hang") == 0)
+        for (;;)
+            sleep(1);
+    fprintf(stderr, "usage: prog frees|keeps|bump|retained|lazy|crash|fails|none|balloon|hang [MIB [ROUNDS]]\n");
+    return 2;
+}
