@@ -6,8 +6,9 @@
 #               three other allocators, glibc malloc, mimalloc and jemalloc
 #               (ci/gate.sh; build/gate/, build/gate/foreign/).
 #   make test   installs what the tests need, then builds and runs every test
-#               from nothing (ci/test.sh: release, ASan+UBSan, TSan, arm64
-#               under qemu-user, the macOS cross build).
+#               from nothing (ci/test.sh: release, ASan+UBSan, TSan, the
+#               kill matrix, the fuzzers' smoke run, the benchmarks' quick
+#               mode, arm64 under qemu-user, the macOS cross build).
 #   make check  the release build's tests only: the quick loop.
 #   make fuzz   runs libFuzzer and AFL++ for FUZZ_SECONDS (300) each and
 #               fails on any crash (ci/fuzz.sh); make fuzz-coverage reports
@@ -41,7 +42,7 @@ fuzz-coverage:
 	ci/fuzz-coverage.sh
 
 deps:
-	ci/install-deps.sh base gate lint cross-arm64 cross-macos fuzz
+	ci/install-deps.sh base gate lint cross-arm64 cross-macos fuzz bench
 
 clean:
 	rm -rf build

@@ -4,8 +4,10 @@
 # One script so that a developer, `.ci/run` and GitHub Actions run the same
 # steps: the linters, the release build's tests, the same tests under ASan
 # and UBSan, the thread and coroutine tests under TSan, the kill matrix (ci/gate.sh), a
-# short run of both fuzzing engines with the fuzzer's teeth,
-# the arm64 build under qemu-user and the macOS cross build where this
+# short run of both fuzzing engines with the fuzzer's teeth, every
+# benchmark's quick mode (ci/bench.sh --quick: a broken benchmark fails
+# here; its figures are not judged), the arm64 build under qemu-user and
+# the macOS cross build where this
 # machine can do them. Each stage prints its ctest
 # summary; the script ends with one "N passed, N failed" line over stages
 # and fails if any stage failed.
@@ -18,7 +20,7 @@ cd "$root"
 source "$root/ci/lib.sh"
 
 # Stages to run: all by default, or those named in GB_TEST_STAGES.
-stages="${GB_TEST_STAGES:-lint release debug tsan gate fuzz arm64 macos}"
+stages="${GB_TEST_STAGES:-lint release debug tsan gate fuzz bench arm64 macos}"
 os="$(uname -s)"
 arch="$(uname -m)"
 
@@ -57,6 +59,7 @@ for s in $stages; do
         release | debug | tsan) stage "$s" preset "$s" ;;
         gate) stage gate ci/gate.sh ;;
         fuzz) stage fuzz fuzz_smoke ;;
+        bench) stage bench ci/bench.sh --quick ;;
         lint) stage lint ci/lint.sh ;;
         arm64)
             if [[ "$os" == Linux && "$arch" == x86_64 ]]; then
