@@ -10,6 +10,8 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,4 +397,65 @@ GB_TEST(a_full_cache_makes_room_for_the_newest_block)
     gb_sweep();
     gbt_check_all_given_back();
     CHECK_EQ(gbt_stats().bytes_cached, 0);
+}
+
+/* --------------------------------------------- one bound for the process
+ *
+ * Eight threads each leave a region of 8 MiB at once and wait: with a bound
+ * per thread they would keep eight bounds between them; the process keeps
+ * one. A fake unmap counts what does not fit and goes back. */
+enum { CACHE_THREADS = 8 };
+static pthread_barrier_t left_all, checked_all;
+static atomic_int unmaps;
+static int (*real_unmap_for_count)(void *, size_t);
+
+static int counting_unmap(void *p, size_t n)
+{
+    atomic_fetch_add(&unmaps, 1);
+    return real_unmap_for_count(p, n);
+}
+
+static void *leave_and_wait(void *arg)
+{
+    (void)arg;
+    gb_region *r = gb_enter();
+    fill(8 * MIB);
+    gb_leave(r);
+    pthread_barrier_wait(&left_all);
+    pthread_barrier_wait(&checked_all); /* the main thread reads the counters */
+    return NULL;                        /* and the exit gives the cache back */
+}
+
+GB_TEST(eight_threads_share_one_cache_bound)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.cache_bytes = 2 * MIB;
+    gb_init(&o);
+    real_unmap_for_count = gb__os.unmap;
+    gb__os.unmap = counting_unmap;
+    pthread_barrier_init(&left_all, NULL, CACHE_THREADS + 1);
+    pthread_barrier_init(&checked_all, NULL, CACHE_THREADS + 1);
+    pthread_t th[CACHE_THREADS];
+    for (int i = 0; i < CACHE_THREADS; i++)
+        CHECK_EQ(pthread_create(&th[i], NULL, leave_and_wait, NULL), 0);
+    pthread_barrier_wait(&left_all);
+    gb_stats s = gbt_stats();
+    /* Each thread's one spare page of descriptors is outside the bound. */
+    size_t spares = CACHE_THREADS * gb__cfg.map_min;
+    fprintf(stderr, "%d threads left 8 MiB each: %zu KiB cached (bound %zu KiB), %d unmaps\n",
+            CACHE_THREADS, s.bytes_cached / 1024, o.cache_bytes / 1024, atomic_load(&unmaps));
+    CHECK(s.bytes_cached <= o.cache_bytes + spares);
+    CHECK(s.bytes_cached >= o.cache_bytes / 2); /* the bound is used, not refused */
+    CHECK(atomic_load(&unmaps) > 0);            /* the rest went back */
+    CHECK_EQ(s.regions_live, 0);
+    pthread_barrier_wait(&checked_all);
+    for (int i = 0; i < CACHE_THREADS; i++)
+        pthread_join(th[i], NULL);
+    gb__os.unmap = real_unmap_for_count;
+    s = gbt_stats();
+    CHECK_EQ(s.bytes_cached, 0); /* the threads' exits gave it back */
+    gb_sweep();
+    gbt_check_all_given_back();
 }

@@ -80,8 +80,10 @@ typedef struct gb_options {
      * a block of its own. */
     size_t first_block;
     size_t block_cap;
-    /* Bytes of recently given-back mapped blocks each thread keeps, resident,
-     * to hand to its next regions without a page fault (blocks whose size
+    /* Bytes of recently given-back mapped blocks the process keeps, all
+     * threads' caches together (each thread keeps its own), resident,
+     * to hand to the next regions of the thread that gave them back
+     * without a page fault (blocks whose size
      * is a power of two, from 16 KiB to the cap). 0: GB_CACHE (KiB, or
      * "off") decides, else the default GB_CACHE_DEFAULT; GB_CACHE_OFF: none.
      * The cache, with each thread's spare page of region descriptors in
@@ -402,10 +404,11 @@ GB_API void gb_safepoint(void);
  *
  * When every region has been left, every retired one freed and every
  * coroutine freed, what each thread still holds is exactly:
- *   - its block cache (bytes_cached, mappings_cached), which includes the
- *     one empty page of region descriptors a thread keeps for its next
- *     region (its size is map_min, outside the cache's bound; none with
- *     GB_CACHE_OFF or the heap source);
+ *   - its block cache (bytes_cached, mappings_cached; all threads' caches
+ *     together are at most cache_bytes), which includes the one empty page
+ *     of region descriptors a thread keeps for its next region (its size is
+ *     map_min, outside the cache's bound; none with GB_CACHE_OFF or the
+ *     heap source);
  *   - its pooled coroutine stacks, emptied (stacks_pooled; each counts its
  *     size and guard page in bytes_mapped and two mappings), and the pool's
  *     own descriptor in bytes_meta;

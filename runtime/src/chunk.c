@@ -76,7 +76,27 @@ static gb__chunk heap_chunk(size_t n, int map_errno)
     return (gb__chunk){.base = p, .size = n, .src = GB__SRC_HEAP};
 }
 
-/* ------------------------------------------------------------ the cache */
+/* ------------------------------------------------------------ the cache
+ *
+ * Each thread keeps its own lists, so taking and giving a block needs no
+ * lock, but the bound is the process's: cache_total is the bytes in every
+ * thread's cache together, and a block is admitted only by reserving its
+ * size against gb__cfg.cache_bytes first (fix/cache_bound.c), so the sum
+ * never passes the bound, however many threads leave regions at once. */
+static _Atomic(size_t) cache_total;
+
+/* Reserves `size` bytes of the process's cache bound; false (nothing
+ * reserved) when the bound has no room for them. */
+static bool cache_reserve(size_t size)
+{
+    size_t now = atomic_load_explicit(&cache_total, memory_order_relaxed);
+    do {
+        if (!gb__fix_cache_admits(now, size))
+            return false;
+    } while (!atomic_compare_exchange_weak_explicit(&cache_total, &now, now + size,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    return true;
+}
 
 void gb__chunk_count_cached(size_t size, bool cached)
 {
@@ -115,6 +135,7 @@ static bool cache_pop(size_t size, gb__chunk *out)
     gb__asan_unpoison(p, size);
     cache->head[k] = *(void **)p;
     cache->bytes -= size;
+    atomic_fetch_sub_explicit(&cache_total, size, memory_order_relaxed);
     gb__chunk_count_cached(size, false);
     GB__ADD(cache_hits, 1);
     *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP};
@@ -130,12 +151,15 @@ static void cache_drop(gb__thread *t, int k)
     gb__asan_unpoison(p, size);
     t->cache.head[k] = *(void **)p;
     t->cache.bytes -= size;
+    atomic_fetch_sub_explicit(&cache_total, size, memory_order_relaxed);
     gb__chunk_count_cached(size, false);
     gb__chunk_unmap(p, size, 1);
 }
 
-/* Keeps a given-back block in this thread's cache. A full cache makes room
- * for it by unmapping what it holds, largest first: the newest block is
+/* Keeps a given-back block in this thread's cache. When the process's
+ * bound is reached, this thread makes room by unmapping what it holds,
+ * largest first (what other threads hold they give back themselves, at
+ * their gb_sweep or exit): the newest block is
  * the likeliest to be wanted next (a thread that left one large region and
  * then enters small ones in a loop must not map and unmap a slab per
  * region because the cache is full of the large region's blocks), and a
@@ -146,10 +170,11 @@ static bool cache_push(gb__chunk c)
     gb__thread *t = gb__self();
     if (k < 0 || c.size > gb__cfg.cache_bytes)
         return false;
-    for (int j = GB__CACHE_CLASSES - 1; j >= 0 && !gb__fix_cache_admits(t->cache.bytes, c.size); j--)
-        while (t->cache.head[j] && !gb__fix_cache_admits(t->cache.bytes, c.size))
+    bool room = cache_reserve(c.size);
+    for (int j = GB__CACHE_CLASSES - 1; j >= 0 && !room; j--)
+        while (t->cache.head[j] && !(room = cache_reserve(c.size)))
             cache_drop(t, j);
-    if (!gb__fix_cache_admits(t->cache.bytes, c.size))
+    if (!room)
         return false;
     if (t->cache.bytes == 0)
         gb__thread_arm_exit(t);

@@ -41,8 +41,8 @@ typedef struct gb__chunk {
  * process when even malloc fails. */
 gb__chunk gb__chunk_get(size_t n);
 
-/* Gives a chunk back: a mapped block into this thread's cache while it has
- * room (fix/cache_bound.c), else to the OS (gb__chunk_unmap); a slab's
+/* Gives a chunk back: a mapped block into this thread's cache while the
+ * process's bound has room (fix/cache_bound.c), else to the OS (gb__chunk_unmap); a slab's
  * chunk to its slab; free for HEAP. */
 void gb__chunk_put(gb__chunk c);
 
@@ -74,8 +74,9 @@ void gb__chunk_retry_unmaps(void);
 void gb__chunk_count_cached(size_t size, bool cached);
 
 /* A thread's cache of given-back mapped blocks: one list per power-of-two
- * size from map_min (linked through each block's first word), bytes in
- * all at most gb__cfg.cache_bytes. Cached blocks stay resident. */
+ * size from map_min (linked through each block's first word); bytes
+ * counts this thread's, and all threads' together are at most
+ * gb__cfg.cache_bytes (chunk.c). Cached blocks stay resident. */
 #define GB__CACHE_CLASSES 24
 typedef struct gb__cache {
     void *head[GB__CACHE_CLASSES];

@@ -2,10 +2,11 @@
  *
  * The block cache keeps given-back blocks resident so that the next region
  * takes them without a page fault; that is only a speed-up while it stays
- * small. Each thread's cache admits a block only while it holds at most
- * gb__cfg.cache_bytes with it, so at most that much outlives a leave. The
- * poison cache-unbounded replaces this file with one that admits every
- * block, and a left 400 MB region stays resident, counted as cached.
+ * small. The caches of all threads together admit a block only while they
+ * hold at most gb__cfg.cache_bytes with it, so at most that much outlives
+ * a leave in the whole process. The poison cache-unbounded replaces this
+ * file with one that admits every block, and a left 400 MB region stays
+ * resident, counted as cached.
  */
 #include "fix.h"
 

@@ -35,8 +35,9 @@ bool gb__fix_chunk_is_mapped(size_t n);
  * malloc). Called by chunk.c. */
 bool gb__fix_small_from_slab(size_t n);
 
-/* fix/cache_bound.c (poison cache-unbounded): whether a thread's block
- * cache that holds `cached` bytes may keep `add` more. Called by chunk.c. */
+/* fix/cache_bound.c (poison cache-unbounded): whether the block caches of
+ * all threads, which hold `cached` bytes together, may keep `add` more.
+ * Called by chunk.c. */
 bool gb__fix_cache_admits(size_t cached, size_t add);
 
 /* fix/give_back.c (poison lazy-free): every unmap, and every release of
