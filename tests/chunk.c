@@ -405,7 +405,9 @@ GB_TEST(a_full_cache_makes_room_for_the_newest_block)
  * per thread they would keep eight bounds between them; the process keeps
  * one. A fake unmap counts what does not fit and goes back. */
 enum { CACHE_THREADS = 8 };
-static pthread_barrier_t left_all, checked_all;
+/* The threads and the main thread meet twice; macOS has no
+ * pthread_barrier_t, so counters stand in for it. */
+static atomic_int threads_left, counters_read;
 static atomic_int unmaps;
 static int (*real_unmap_for_count)(void *, size_t);
 
@@ -421,9 +423,10 @@ static void *leave_and_wait(void *arg)
     gb_region *r = gb_enter();
     fill(8 * MIB);
     gb_leave(r);
-    pthread_barrier_wait(&left_all);
-    pthread_barrier_wait(&checked_all); /* the main thread reads the counters */
-    return NULL;                        /* and the exit gives the cache back */
+    atomic_fetch_add(&threads_left, 1);
+    while (!atomic_load(&counters_read)) /* the main thread reads the counters */
+        usleep(1000);
+    return NULL; /* and the exit gives the cache back */
 }
 
 GB_TEST(eight_threads_share_one_cache_bound)
@@ -435,12 +438,11 @@ GB_TEST(eight_threads_share_one_cache_bound)
     gb_init(&o);
     real_unmap_for_count = gb__os.unmap;
     gb__os.unmap = counting_unmap;
-    pthread_barrier_init(&left_all, NULL, CACHE_THREADS + 1);
-    pthread_barrier_init(&checked_all, NULL, CACHE_THREADS + 1);
     pthread_t th[CACHE_THREADS];
     for (int i = 0; i < CACHE_THREADS; i++)
         CHECK_EQ(pthread_create(&th[i], NULL, leave_and_wait, NULL), 0);
-    pthread_barrier_wait(&left_all);
+    while (atomic_load(&threads_left) < CACHE_THREADS)
+        usleep(1000);
     gb_stats s = gbt_stats();
     /* Each thread's one spare page of descriptors is outside the bound. */
     size_t spares = CACHE_THREADS * gb__cfg.map_min;
@@ -450,7 +452,7 @@ GB_TEST(eight_threads_share_one_cache_bound)
     CHECK(s.bytes_cached >= o.cache_bytes / 2); /* the bound is used, not refused */
     CHECK(atomic_load(&unmaps) > 0);            /* the rest went back */
     CHECK_EQ(s.regions_live, 0);
-    pthread_barrier_wait(&checked_all);
+    atomic_store(&counters_read, 1);
     for (int i = 0; i < CACHE_THREADS; i++)
         pthread_join(th[i], NULL);
     gb__os.unmap = real_unmap_for_count;
