@@ -208,13 +208,20 @@ void *gb_calloc(size_t count, size_t size)
     return p;
 }
 
+/* The region stack of the context that resumed coroutine c of t: its
+ * caller's, or the thread's own. */
+static const gb__rstack *resumer_stack(const gb__thread *t, const gb_coro *c)
+{
+    return c->caller ? &c->caller->rstack : &t->main_stack;
+}
+
 /* Whether the stack s belongs to a context that resumed the running
  * coroutine of t (directly or through others): the regions on it are live
  * while the coroutine runs, and it may allocate in them. */
 static bool resumed_us(const gb__thread *t, const gb__rstack *s)
 {
     for (const gb_coro *c = t->cur_coro; c; c = c->caller)
-        if (c->caller ? &c->caller->rstack == s : &t->main_stack == s)
+        if (resumer_stack(t, c) == s)
             return true;
     return false;
 }
@@ -351,20 +358,25 @@ void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, s
     return q;
 }
 
+/* The region on stack s whose blocks hold p, or NULL. */
+static gb_region *region_on(const gb__rstack *s, const void *p)
+{
+    for (gb_region *r = s->top; r; r = r->parent)
+        if (block_of(r, p))
+            return r;
+    return NULL;
+}
+
 /* The LIVE region of the running context, or of one that resumed it,
  * whose blocks hold p; the process stops when there is none. */
 static gb_region *region_holding(const char *who, const void *p)
 {
     gb__thread *t = gb__self();
-    for (gb_region *r = t->cur->top; r; r = r->parent)
-        if (block_of(r, p))
-            return r;
-    for (const gb_coro *c = t->cur_coro; c; c = c->caller) {
-        const gb__rstack *s = c->caller ? &c->caller->rstack : &t->main_stack;
-        for (gb_region *r = s->top; r; r = r->parent)
-            if (block_of(r, p))
-                return r;
-    }
+    gb_region *r = region_on(t->cur, p);
+    for (const gb_coro *c = t->cur_coro; !r && c; c = c->caller)
+        r = region_on(resumer_stack(t, c), p);
+    if (r)
+        return r;
     gb__die("%s: %p is in no live region of the running context or of one that resumed it "
             "(memory from malloc, from a region left since, or from a container's arena)",
             who, p);
