@@ -23,14 +23,14 @@
 static gb__os_table real_os;
 static unsigned fail_map, fail_unmap, fail_remap, fail_protect;
 
-static void *fault_map(size_t n)
+static void *fault_map(size_t n, size_t align)
 {
     if (fail_map) {
         fail_map--;
         errno = ENOMEM;
         return NULL;
     }
-    return real_os.map(n);
+    return real_os.map(n, align);
 }
 
 static int fault_unmap(void *p, size_t n)

@@ -36,14 +36,19 @@ void gbs_fill(size_t bytes, size_t piece, int fill)
         memset(gb_alloc(piece), fill, piece);
 }
 
+/* The large allocation of the 400 MB region, before and after its
+ * realloc: past the 64 MiB cap of chains with huge pages. */
+#define GROW_FROM (72 * MIB)
+#define GROW_TO (96 * MIB)
+
 void gbs_region_round(size_t bytes, size_t piece, size_t kept_bytes, int fill, void **kept)
 {
     gb_region *r = gb_enter();
-    char *big = gb_alloc(4 * MIB);
-    memset(big, fill, 4 * MIB);
-    big = gb_realloc(big, 4 * MIB, 32 * MIB);
-    memset(big, fill, 32 * MIB);
-    gbs_fill(bytes > 32 * MIB ? bytes - 32 * MIB : 0, piece, fill);
+    char *big = gb_alloc(GROW_FROM);
+    memset(big, fill, GROW_FROM);
+    big = gb_realloc(big, GROW_FROM, GROW_TO);
+    memset(big, fill, GROW_TO);
+    gbs_fill(bytes > GROW_TO ? bytes - GROW_TO : 0, piece, fill);
     *kept = kept_malloc(kept_bytes, fill);
     gb_leave(r);
 }

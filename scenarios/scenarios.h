@@ -23,7 +23,8 @@ gb_stats gbs_stats(void);
 void gbs_fill(size_t bytes, size_t piece, int fill);
 
 /* One round of the 400 MB region: enter; a large allocation grown by
- * realloc from 4 to 32 MiB (the growth path); `bytes` in all, in pieces of
+ * realloc from 72 to 96 MiB (the growth path: larger than any block cap,
+ * so it is a block of its own in every configuration); `bytes` in all, in pieces of
  * `piece` bytes, each written; a malloc of `kept_bytes` made at the peak and
  * returned in *kept (on glibc it lands on top of the heap and stops
  * trimming, which is what lets the dynamic threshold show: it is larger

@@ -538,6 +538,7 @@ static void witness_init(unsigned stress)
     gb_options_init(&o);
     o.blocks = GB_BLOCKS_MAP;
     o.cache_bytes = GB_CACHE_OFF;
+    o.block_cap = 1 << 20; /* a block per 512 KiB allocation, with huge pages too */
     o.stress = stress;
     gb_init(&o);
 }

@@ -267,7 +267,7 @@ GB_TEST(reset_keeps_at_most_its_bound_and_reuses_it)
     gb_region *r = gb_enter();
     fill(REQ);
     size_t held = gb_region_bytes(r);
-    gb_region_reset(r, 8 << 20);
+    gb_region_reset(r, 16 << 20);
     gb_stats s = gbt_stats();
     CHECK_EQ(s.resets, 1); /* (and 3 by the end) */
     CHECK_EQ(s.bytes_kept, held); /* all of it fits the bound */
@@ -282,7 +282,7 @@ GB_TEST(reset_keeps_at_most_its_bound_and_reuses_it)
     /* The second request used the kept blocks in another order, touching
      * the tails the first left untouched; from the third on, a request
      * finds every page it touches resident. */
-    gb_region_reset(r, 8 << 20);
+    gb_region_reset(r, 16 << 20);
     long before = minor_faults();
     fill(REQ);
     long kept_faults = minor_faults() - before;

@@ -60,6 +60,10 @@ GB_TEST(small_allocations_bump_within_a_block)
 
 GB_TEST(blocks_grow_geometrically_up_to_the_cap)
 {
+    gb_options o;
+    gb_options_init(&o);
+    o.block_cap = 1024 * 1024; /* the default without huge pages */
+    gb_init(&o);
     gb_region *r = gb_enter();
     /* Fill with 64-byte allocations and watch the block count: with a 4 KiB
      * first block doubling to a 1 MiB cap, 8 MiB needs 9 growing blocks
@@ -79,6 +83,10 @@ GB_TEST(blocks_grow_geometrically_up_to_the_cap)
 
 GB_TEST(an_allocation_over_the_cap_gets_its_own_block)
 {
+    gb_options o;
+    gb_options_init(&o);
+    o.block_cap = 1024 * 1024;
+    gb_init(&o);
     gb_region *r = gb_enter();
     char *small = gb_alloc(100);
     size_t before = gbt_stats().blocks_live;

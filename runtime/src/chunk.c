@@ -113,39 +113,85 @@ void gb__chunk_count_cached(size_t size, bool cached)
     }
 }
 
-/* The cache class of a mapped chunk of `size` bytes, or -1: only powers of
- * two from map_min up, which is what region blocks are. */
-static int cache_class(size_t size)
+/* ------------------------------------------------------------ size classes
+ *
+ * A mapped chunk takes one of a few sizes, so that a block given back can
+ * serve the next request of about its size from the cache: four classes
+ * per doubling from map_min (16, 20, 24, 28, 32, 40, 48, ... KiB), rounded
+ * up to the page. Powers of two, which is what region chains and slabs
+ * ask for, are classes, so they take exactly what they ask; a request
+ * between two classes takes at most a quarter more address space, and no
+ * more memory, since pages it never touches are never resident. */
+
+static unsigned log2_floor(size_t n)
 {
-    if (size < gb__cfg.map_min || (size & (size - 1)))
-        return -1;
-    int k = 0;
-    for (size_t s = gb__cfg.map_min; s < size; s *= 2)
-        k++;
-    return k < GB__CACHE_CLASSES ? k : -1;
+    return (unsigned)(sizeof(unsigned long long) * 8 - 1) - (unsigned)__builtin_clzll((unsigned long long)n);
 }
 
+/* The size a mapped chunk of n bytes (n >= map_min) is given. */
+static size_t class_size(size_t n, const char *what)
+{
+    size_t step = ((size_t)1 << log2_floor(n)) / 4;
+    size_t s = gb__round_up_checked(n, step, what);
+    return gb__round_up_checked(s, gb__os.page_size, what);
+}
+
+/* The cache class of a mapped chunk of `size` bytes, or -1 when size is
+ * not a class size (a chunk grown by mremap, a stack) or too large for
+ * any list. */
+static int cache_class(size_t size)
+{
+    if (size < gb__cfg.map_min)
+        return -1;
+    unsigned top = log2_floor(size);
+    size_t octave = (size_t)1 << top, step = octave / 4;
+    if ((size - octave) % step)
+        return -1;
+    size_t k = (size_t)(top - log2_floor(gb__cfg.map_min)) * 4 + (size - octave) / step;
+    return k < GB__CACHE_CLASSES ? (int)k : -1;
+}
+
+/* The size of the blocks of cache class k. */
+static size_t class_bytes(int k)
+{
+    size_t octave = gb__cfg.map_min << (k / 4);
+    return octave + (size_t)(k % 4) * (octave / 4);
+}
+
+/* Takes a cached block for a request of `size` bytes (a class size): of
+ * its class, else the smallest of the next eight, up to four times the
+ * size: a cached block is resident already, and a larger one costs
+ * nothing more to write into, where a fresh one would fault (regions of
+ * one shape chain blocks of different sizes from one run to the next,
+ * since their first large allocation decides where the chain starts).
+ * The caller gets the block's own size (gb__chunk_get's "at least n
+ * bytes"). */
 static bool cache_pop(size_t size, gb__chunk *out)
 {
     int k = cache_class(size);
     gb__cache *cache = &gb__self()->cache;
-    if (k < 0 || !cache->head[k])
+    if (k < 0)
         return false;
-    void *p = cache->head[k];
+    int j = k;
+    while (!cache->head[j])
+        if (++j > k + 8 || j >= GB__CACHE_CLASSES)
+            return false;
+    void *p = cache->head[j];
+    size = class_bytes(j);
     gb__asan_unpoison(p, size);
-    cache->head[k] = *(void **)p;
+    cache->head[j] = *(void **)p;
     cache->bytes -= size;
     atomic_fetch_sub_explicit(&cache_total, size, memory_order_relaxed);
     gb__chunk_count_cached(size, false);
     GB__ADD(cache_hits, 1);
-    *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP};
+    *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = gb__cfg.huge && size >= gb__cfg.huge};
     return true;
 }
 
 /* Takes the newest block of class k out of t's cache and unmaps it. */
 static void cache_drop(gb__thread *t, int k)
 {
-    size_t size = gb__cfg.map_min << k;
+    size_t size = class_bytes(k);
     void *p = t->cache.head[k];
     /* Unmapped, its addresses may come back in another mapping. */
     gb__asan_unpoison(p, size);
@@ -159,7 +205,7 @@ static void cache_drop(gb__thread *t, int k)
 /* Keeps a given-back block in this thread's cache. When the process's
  * bound is reached, this thread makes room by unmapping what it holds,
  * largest first (what other threads hold they give back themselves, at
- * their gb_sweep or exit): the newest block is
+ * their gb_sweep or exit), unless the block is huge: the newest block is
  * the likeliest to be wanted next (a thread that left one large region and
  * then enters small ones in a loop must not map and unmap a slab per
  * region because the cache is full of the large region's blocks), and a
@@ -168,9 +214,16 @@ static bool cache_push(gb__chunk c)
 {
     int k = cache_class(c.size);
     gb__thread *t = gb__self();
-    if (k < 0 || c.size > gb__cfg.cache_bytes)
+    /* A block of huge size that could not be advised is not kept: every
+     * cached block of that size is taken back as advised (cache_pop). */
+    if (k < 0 || c.size > gb__cfg.cache_bytes || c.huge != (gb__cfg.huge && c.size >= gb__cfg.huge))
         return false;
     bool room = cache_reserve(c.size);
+    /* A huge block is kept only where there is room: faulted in afresh it
+     * costs one fault per huge page, where the blocks it would push out
+     * cost one per 4 KiB page. */
+    if (!room && c.huge)
+        return false;
     for (int j = GB__CACHE_CLASSES - 1; j >= 0 && !room; j--)
         while (t->cache.head[j] && !(room = cache_reserve(c.size)))
             cache_drop(t, j);
@@ -195,6 +248,23 @@ void gb__chunk_cache_flush(gb__thread *t)
             cache_drop(t, k);
 }
 
+/* Maps a fresh chunk of `size` bytes (a class size). One of at least a
+ * huge page starts on a huge page boundary and is advised for huge pages;
+ * when the aligned mapping cannot be had (the address space is short of a
+ * huge page to spare) or the advice is refused, it is an ordinary one. */
+static void *map_chunk(size_t size, bool *huge)
+{
+    *huge = gb__cfg.huge && size >= gb__cfg.huge;
+    void *p = gb__os.map(size, *huge ? gb__cfg.huge : gb__os.page_size);
+    if (!p && *huge) {
+        *huge = false;
+        p = gb__os.map(size, gb__os.page_size);
+    }
+    if (p && *huge && gb__os.advise_huge(p, size) != 0)
+        *huge = false;
+    return p;
+}
+
 gb__chunk gb__chunk_get(size_t n)
 {
     if (!gb__fix_chunk_is_mapped(n)) {
@@ -203,23 +273,27 @@ gb__chunk gb__chunk_get(size_t n)
             return c;
         return heap_chunk(n, 0);
     }
-    size_t size = gb__round_up_checked(n, gb__os.page_size, "chunk");
-    gb__chunk cached;
-    if (gb__cfg.cache_bytes && cache_pop(size, &cached))
-        return cached;
-    if (!gb__chunk_reserve(1)) {
-        GB__ADD(fallbacks_budget, 1);
-        return heap_chunk(n, 0);
+    size_t size = class_size(n, "chunk");
+    gb__chunk c;
+    if (!(gb__cfg.cache_bytes && cache_pop(size, &c))) {
+        if (!gb__chunk_reserve(1)) {
+            GB__ADD(fallbacks_budget, 1);
+            return heap_chunk(n, 0);
+        }
+        bool huge;
+        void *p = map_chunk(size, &huge);
+        if (!p) {
+            int e = errno;
+            GB__SUB(mappings, 1);
+            GB__ADD(fallbacks_mmap, 1);
+            return heap_chunk(n, e);
+        }
+        GB__ADD(bytes_mapped, size);
+        c = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = huge};
     }
-    void *p = gb__os.map(size);
-    if (!p) {
-        int e = errno;
-        GB__SUB(mappings, 1);
-        GB__ADD(fallbacks_mmap, 1);
-        return heap_chunk(n, e);
-    }
-    GB__ADD(bytes_mapped, size);
-    return (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP};
+    if (c.huge)
+        GB__ADD(bytes_huge, c.size);
+    return c;
 }
 
 static void forget_mapping(size_t size, size_t mappings)
@@ -272,6 +346,8 @@ void gb__chunk_unmap(void *p, size_t size, size_t mappings)
 void gb__chunk_put(gb__chunk c)
 {
     if (c.src == GB__SRC_MAP) {
+        if (c.huge)
+            GB__SUB(bytes_huge, c.size);
         if (gb__cfg.cache_bytes && cache_push(c))
             return;
         gb__chunk_unmap(c.base, c.size, 1);
@@ -288,12 +364,21 @@ gb__chunk gb__chunk_grow(gb__chunk c, size_t used, size_t n)
     if (n <= c.size)
         return c;
     if (c.src == GB__SRC_MAP && gb__cfg.growth == GB_GROW_REMAP) {
-        size_t size = gb__round_up_checked(n, gb__os.page_size, "chunk grow");
+        /* A class size, so the grown chunk can be cached when it goes. A
+         * huge chunk stays advised where it moves (the advice belongs to
+         * the mapping), but it is counted as huge only where it still
+         * starts on a huge page boundary, as a cached huge block must. */
+        size_t size = class_size(n, "chunk grow");
         void *q = gb__os.remap(c.base, c.size, size);
         if (q) {
+            bool huge = c.huge && ((uintptr_t)q & (gb__cfg.huge - 1)) == 0;
+            if (c.huge)
+                GB__SUB(bytes_huge, c.size);
+            if (huge)
+                GB__ADD(bytes_huge, size);
             GB__ADD(bytes_mapped, size - c.size);
             GB__ADD(grows_remap, 1);
-            return (gb__chunk){.base = q, .size = size, .src = GB__SRC_MAP};
+            return (gb__chunk){.base = q, .size = size, .src = GB__SRC_MAP, .huge = huge};
         }
         /* mremap failed (address space or limit): copying still works. */
     }

@@ -22,7 +22,11 @@ typedef enum gb__src {
 } gb__src;
 
 /* A chunk.
- *   - size is what was taken: page-rounded for MAP, exact for HEAP;
+ *   - size is what was taken: a size class for MAP (chunk.c), exact for
+ *     HEAP;
+ *   - huge: a MAP chunk advised for transparent huge pages, which starts
+ *     on a huge page boundary (gb__cfg.huge), counted in bytes_huge from
+ *     gb__chunk_get until gb__chunk_put;
  *   - a MAP chunk counts once in gb__stat.mappings and size in bytes_mapped
  *     from gb__chunk_get until gb__chunk_put; a HEAP chunk counts size in
  *     bytes_heap over the same span; a SMALL chunk counts size in
@@ -31,6 +35,7 @@ typedef struct gb__chunk {
     void *base;
     size_t size;
     gb__src src;
+    bool huge;
     gb__slab *owner;
 } gb__chunk;
 
@@ -73,11 +78,11 @@ void gb__chunk_retry_unmaps(void);
  * or a thread's spare page of region descriptors. */
 void gb__chunk_count_cached(size_t size, bool cached);
 
-/* A thread's cache of given-back mapped blocks: one list per power-of-two
- * size from map_min (linked through each block's first word); bytes
- * counts this thread's, and all threads' together are at most
- * gb__cfg.cache_bytes (chunk.c). Cached blocks stay resident. */
-#define GB__CACHE_CLASSES 24
+/* A thread's cache of given-back mapped blocks: one list per size class
+ * (four per doubling from map_min, chunk.c), linked through each block's
+ * first word; bytes counts this thread's, and all threads' together are
+ * at most gb__cfg.cache_bytes. Cached blocks stay resident. */
+#define GB__CACHE_CLASSES 96
 typedef struct gb__cache {
     void *head[GB__CACHE_CLASSES];
     size_t bytes;

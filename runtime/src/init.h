@@ -26,9 +26,10 @@ typedef struct gb__config {
     size_t map_budget;
     size_t first_block;
     size_t block_cap;
+    size_t huge;          /* huge page size chunks from it up are advised for; 0 off */
     unsigned stress;
     bool small_slabs;     /* chunks under map_min from slabs (map source) */
-    size_t cache_bytes;   /* per-thread block cache bound; 0 when off */
+    size_t cache_bytes;   /* the process's block cache bound; 0 when off */
     bool threshold_fixed; /* this init called mallopt */
 } gb__config;
 

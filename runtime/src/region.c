@@ -163,8 +163,12 @@ static void *alloc_slow(gb_region *r, size_t a)
     r->cur_block = b;
     r->bump = (char *)b + GB__BLOCK_HDR;
     r->end = (char *)b + b->chunk.size;
-    if (r->next_size < cap)
-        r->next_size = r->next_size * 2 > cap ? cap : r->next_size * 2;
+    /* The chain grows from its largest block: a region that took a large
+     * block for one large allocation will most likely want as much again,
+     * and a smaller block after it would be faulted in 4 KiB pages. */
+    size_t next = b->chunk.size * 2 < b->chunk.size ? cap : b->chunk.size * 2;
+    if (next > r->next_size)
+        r->next_size = next > cap ? cap : next;
     char *p = r->bump;
     r->bump += a;
     r->last = p;

@@ -35,6 +35,7 @@
 struct gb__slab {
     gb__list link;
     char *base;
+    size_t size; /* of its mapping, which may be larger than its units (a cached block) */
     uint64_t used[WORDS];
     uint64_t dirty[WORDS];
     unsigned nused, ndirty;
@@ -101,6 +102,7 @@ static gb__slab *slab_new(void)
     GB__ADD(bytes_meta, sizeof *s);
     GB__ADD(slabs, 1);
     s->base = c.base;
+    s->size = c.size;
     gb__list_push(&slabs, &s->link);
     return s;
 }
@@ -109,14 +111,14 @@ static void slab_free(gb__slab *s)
 {
     /* A later mapping may reuse these addresses: ASan must not think them
      * freed. */
-    gb__asan_unpoison(s->base, (size_t)UNITS * unit_size());
+    gb__asan_unpoison(s->base, s->size);
     gb__list_remove(&s->link);
     GB__SUB(slabs, 1);
     GB__SUB(bytes_small_dirty, (size_t)s->ndirty * unit_size());
     GB__SUB(bytes_meta, sizeof *s);
     /* The chunk layer keeps it in the block cache while that has room, or
      * unmaps it (or, at the mapping limit, empties it and unmaps it later). */
-    gb__chunk_put((gb__chunk){.base = s->base, .size = (size_t)UNITS * unit_size(), .src = GB__SRC_MAP});
+    gb__chunk_put((gb__chunk){.base = s->base, .size = s->size, .src = GB__SRC_MAP});
     free(s);
 }
 

@@ -67,7 +67,7 @@ void gb__stack_get(gb_coro *c, size_t size)
         return;
     }
     if (gb__chunk_reserve(2)) {
-        void *p = gb__os.map(total);
+        void *p = gb__os.map(total, gb__os.page_size);
         if (p && gb__os.protect_none(p, guard) == 0) {
             GB__ADD(bytes_mapped, total);
             set_range(c, (gb__chunk){.base = p, .size = total, .src = GB__SRC_MAP}, guard);

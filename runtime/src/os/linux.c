@@ -12,6 +12,7 @@
 #include "unix.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,30 +30,44 @@ static int linux_release(void *p, size_t n)
     return madvise(p, n, MADV_DONTNEED);
 }
 
+static int linux_advise_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    return madvise(p, n, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 static void *linux_remap(void *p, size_t old_n, size_t new_n)
 {
     void *q = mremap(p, old_n, new_n, MREMAP_MAYMOVE);
     return q == MAP_FAILED ? NULL : q;
 }
 
-/* Reads the first number after `key` in a /proc file of "Key: value kB"
- * lines; returns -1 when the file or key is missing. */
-static long long proc_kib(const char *path, const char *key)
+/* Reads, for each of the n keys, the first number after it in a /proc
+ * file of "Key: value kB" lines, into v (-1 for a key that is missing, and
+ * for all of them when the file is). One pass: smaps_rollup walks every
+ * mapping of the process each time it is read. */
+static void proc_kib(const char *path, const char *const *keys, long long *v, int n)
 {
+    for (int i = 0; i < n; i++)
+        v[i] = -1;
     FILE *f = fopen(path, "re");
     if (!f)
-        return -1;
+        return;
     char line[256];
-    size_t klen = strlen(key);
-    long long v = -1;
     while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-            v = strtoll(line + klen + 1, NULL, 10);
-            break;
+        for (int i = 0; i < n; i++) {
+            size_t klen = strlen(keys[i]);
+            if (v[i] < 0 && strncmp(line, keys[i], klen) == 0 && line[klen] == ':')
+                v[i] = strtoll(line + klen + 1, NULL, 10);
         }
     }
     fclose(f);
-    return v;
 }
 
 static int linux_resident(gb_resident *out)
@@ -68,10 +83,13 @@ static int linux_resident(gb_resident *out)
     if (got != 2)
         return -1;
     out->rss = (size_t)res * gb__os.page_size;
-    long long lazy = proc_kib("/proc/self/smaps_rollup", "LazyFree");
-    out->lazy_free = lazy > 0 ? (size_t)lazy * 1024 : 0;
-    long long hwm = proc_kib("/proc/self/status", "VmHWM");
-    out->peak = hwm > 0 ? (size_t)hwm * 1024 : 0;
+    static const char *const rollup[] = {"LazyFree", "AnonHugePages"}, *const status[] = {"VmHWM"};
+    long long v[2];
+    proc_kib("/proc/self/smaps_rollup", rollup, v, 2);
+    out->lazy_free = v[0] > 0 ? (size_t)v[0] * 1024 : 0;
+    out->anon_huge = v[1] > 0 ? (size_t)v[1] * 1024 : 0;
+    proc_kib("/proc/self/status", status, v, 1);
+    out->peak = v[0] > 0 ? (size_t)v[0] * 1024 : 0;
     return 0;
 }
 
@@ -86,17 +104,57 @@ static size_t linux_map_limit(void)
     return got == 1 && v > 0 ? (size_t)v : 65530;
 }
 
+/* The THP mode: the bracketed word of "always [madvise] never", copied to
+ * mode (at least 16 bytes); "none" when the kernel has no such file. */
+static void thp_mode(char *mode, size_t n)
+{
+    snprintf(mode, n, "none");
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
+    if (!f)
+        return;
+    char line[128];
+    if (fgets(line, sizeof line, f)) {
+        char *open = strchr(line, '['), *close = open ? strchr(open, ']') : NULL;
+        if (open && close && close - open - 1 < (ptrdiff_t)n)
+            snprintf(mode, n, "%.*s", (int)(close - open - 1), open + 1);
+    }
+    fclose(f);
+}
+
+/* The huge page size for the mode: hpage_pmd_size when THP hands any out
+ * (2 MiB, the x86-64 value, if the kernel predates that file), else 0. */
+static size_t thp_size(const char *mode)
+{
+    if (strcmp(mode, "always") != 0 && strcmp(mode, "madvise") != 0)
+        return 0;
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "re");
+    unsigned long long v = 2u << 20;
+    if (f) {
+        if (fscanf(f, "%llu", &v) != 1)
+            v = 0;
+        fclose(f);
+    }
+    /* A usable size is a power of two above the page size. */
+    return v && (v & (v - 1)) == 0 ? (size_t)v : 0;
+}
+
 void gb__os_init(void)
 {
+    static char mode[16];
+    thp_mode(mode, sizeof mode);
+    size_t huge = thp_size(mode);
     long ps = sysconf(_SC_PAGESIZE);
     gb__os = (gb__os_table){
         .map = gb__unix_map,
         .unmap = gb__unix_unmap,
         .release = linux_release,
+        .advise_huge = huge ? linux_advise_huge : NULL,
         .protect_none = gb__unix_protect_none,
         .remap = linux_remap,
         .resident = linux_resident,
         .page_size = ps > 0 ? (size_t)ps : 4096,
+        .huge_page = huge,
+        .huge_mode = mode,
         .map_limit = linux_map_limit(),
         .name = "linux",
 #if defined(__GLIBC__)

@@ -45,6 +45,12 @@ void gb__os_init(void)
         .release = macos_release,
         .protect_none = gb__unix_protect_none,
         .remap = NULL,
+        /* macOS hands out no transparent huge pages to ask for (its
+         * superpages are a mmap flag of VM_FLAGS_SUPERPAGE_SIZE_2MB on
+         * x86-64 only, wired and never paged): nothing to do. */
+        .advise_huge = NULL,
+        .huge_page = 0,
+        .huge_mode = "none",
         .resident = macos_resident,
         .page_size = ps > 0 ? (size_t)ps : 16384,
         .map_limit = 0,

@@ -17,8 +17,11 @@
 
 typedef struct gb__os_table {
     /* Maps n bytes (a multiple of the page size) of zeroed, readable and
-     * writable private memory. Returns NULL, with errno set, on failure. */
-    void *(*map)(size_t n);
+     * writable private memory at an address that is a multiple of align (a
+     * power of two; the page size asks nothing more). The result is one
+     * mapping of exactly n bytes, however it was placed. Returns NULL, with
+     * errno set, on failure. */
+    void *(*map)(size_t n, size_t align);
 
     /* Unmaps [p, p+n). Returns 0, or -1 with errno set; on failure the range
      * is still mapped and unchanged (Linux refuses with ENOMEM when the unmap
@@ -30,6 +33,12 @@ typedef struct gb__os_table {
      * resident size drops at once; MADV_FREE, which leaves pages counted
      * until the kernel wants them, must not be used. Returns 0 or -1. */
     int (*release)(void *p, size_t n);
+
+    /* Asks for [p, p+n), which starts on a huge page boundary, to be backed
+     * by transparent huge pages (MADV_HUGEPAGE on Linux): one fault then
+     * fills huge_page bytes instead of one page. NULL where the OS has
+     * nothing to ask (macOS, or Linux with THP off). Returns 0 or -1. */
+    int (*advise_huge)(void *p, size_t n);
 
     /* Makes [p, p+n) inaccessible (a guard). Returns 0 or -1. */
     int (*protect_none)(void *p, size_t n);
@@ -48,6 +57,15 @@ typedef struct gb__os_table {
 
     /* The page size, in bytes. */
     size_t page_size;
+
+    /* The size of a transparent huge page (2 MiB on x86-64 and on arm64
+     * with 4 KiB pages), or 0 when the OS will not give any: no such
+     * feature, or THP "never". Read once at init. */
+    size_t huge_page;
+
+    /* How the OS hands out huge pages, for messages: Linux's THP mode
+     * ("always", "madvise", "never"), or "none". */
+    const char *huge_mode;
 
     /* How many mappings the process may have in all (vm.max_map_count on
      * Linux); 0 when the OS sets no such limit. Read once at init. */

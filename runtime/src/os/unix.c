@@ -6,14 +6,41 @@
  * really differs: how pages are emptied, whether a mapping can grow in
  * place, how the resident size is read and what limits the mapping count.
  */
+#include "os.h"
 #include "unix.h"
 
+#include <stdint.h>
 #include <sys/mman.h>
 
-void *gb__unix_map(size_t n)
+static void *map_anywhere(size_t n)
 {
     void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
+}
+
+/* mmap places a mapping on a page boundary only, so an aligned one is
+ * mapped align - page bytes larger and trimmed at both ends: the trims
+ * take the edges of one mapping, so they never split it and cannot fail
+ * at the mapping limit. Should one fail anyway, the whole range goes and
+ * the mapping is taken unaligned rather than with a hole beside it. */
+void *gb__unix_map(size_t n, size_t align)
+{
+    size_t page = gb__os.page_size;
+    if (align <= page)
+        return map_anywhere(n);
+    size_t total = n + align - page;
+    if (total < n)
+        return map_anywhere(n);
+    char *raw = map_anywhere(total);
+    if (!raw)
+        return NULL;
+    char *p = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+    size_t head = (size_t)(p - raw), tail = total - head - n;
+    if ((head && munmap(raw, head) != 0) || (tail && munmap(p + n, tail) != 0)) {
+        (void)munmap(raw, total);
+        return map_anywhere(n);
+    }
+    return p;
 }
 
 int gb__unix_unmap(void *p, size_t n)

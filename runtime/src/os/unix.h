@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-void *gb__unix_map(size_t n);
+void *gb__unix_map(size_t n, size_t align);
 int gb__unix_unmap(void *p, size_t n);
 int gb__unix_protect_none(void *p, size_t n);
 

@@ -1,0 +1,259 @@
+/* huge.c -- transparent huge pages for large blocks, and their goodbye.
+ *
+ * A block of a huge page or more starts on a huge page boundary and is
+ * advised MADV_HUGEPAGE, so one fault fills 2 MiB; leaving gives it back
+ * with munmap like any block, so the huge pages leave at once. Two
+ * readings of each run: the runtime's bytes_huge, and the kernel's
+ * AnonHugePages (gb_resident.anon_huge). The tests that need the kernel's
+ * huge pages skip, naming the THP mode, where it gives none; the rest run
+ * on a fake OS table everywhere huge pages are on.
+ */
+
+#include "common.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MIB ((size_t)1 << 20)
+
+static void fill(size_t bytes)
+{
+    for (size_t t = 0; t < bytes; t += 64 * 1024)
+        memset(gb_alloc(64 * 1024), 0x5a, 64 * 1024);
+}
+
+static gb_resident resident(void)
+{
+    gb_resident r;
+    CHECK(gb_resident_get(&r) == 0);
+    return r;
+}
+
+static void skip_without_huge_pages(void)
+{
+    static char why[96];
+    snprintf(why, sizeof why, "%s gives no transparent huge pages (mode %s)", gb__os.name, gb__os.huge_mode);
+    GBT_SKIP_IF(gb_huge_page() == 0, why);
+}
+
+/* By default, where THP is "madvise" or "always": a 32 MiB region is
+ * mostly in huge pages while entered, and none are left after the leave
+ * (the cache keeps none of its 2 MiB-and-up blocks, which are past room). */
+GB_TEST(large_blocks_are_huge_and_leave_at_once)
+{
+    gb_init(NULL);
+    skip_without_huge_pages();
+    gb_resident base = resident();
+    gb_region *r = gb_enter();
+    fill(32 * MIB);
+    gb_stats s = gbt_stats();
+    gb_resident peak = resident();
+    fprintf(stderr, "32 MiB entered: bytes_huge %zu MiB, AnonHugePages %zu MiB (%zu before), rss %zu MiB\n",
+            s.bytes_huge / MIB, peak.anon_huge / MIB, base.anon_huge / MIB, peak.rss / MIB);
+    /* Chains double to 64 MiB: 2, 4, 8 and 16 MiB blocks and one of 32
+     * (the 16 MiB it fills of it are in huge pages too). */
+    CHECK(s.bytes_huge >= 30 * MIB);
+    /* The kernel gives huge pages where it finds free 2 MiB runs; on a
+     * fragmented machine it may give some in 4 KiB pages instead. */
+    CHECK(peak.anon_huge > base.anon_huge);
+    gb_leave(r);
+    gb_resident after = resident();
+    fprintf(stderr, "left: AnonHugePages %zu KiB, rss %zu MiB (%zu at start)\n", after.anon_huge / 1024,
+            after.rss / MIB, base.rss / MIB);
+    CHECK_EQ(gbt_stats().bytes_huge, 0);
+    CHECK_EQ(after.anon_huge, base.anon_huge);
+    CHECK_LT(after.rss, base.rss + GB_CACHE_DEFAULT + 2 * MIB);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+/* GB_HUGE=off, as the option: no block is advised, chains stop at 1 MiB,
+ * and the kernel holds no huge page of the runtime's (in "madvise" mode;
+ * in "always" mode it may give any aligned range some by itself). */
+GB_TEST(off_advises_nothing_and_caps_blocks_at_1_mib)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.huge = GB_HUGE_OFF;
+    gb_init(&o);
+    CHECK_EQ(gb_huge_page(), 0);
+    gb_resident base = resident();
+    gb_region *r = gb_enter();
+    fill(16 * MIB);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.bytes_huge, 0);
+    /* The first 64 KiB piece takes a 128 KiB block, and the chain doubles
+     * from there: 128, 256 and 512 KiB hold 1, 3 and 7 pieces, and the
+     * other 245 of the 256 take 17 blocks of 1 MiB (15 pieces each). */
+    CHECK_EQ(s.blocks_live, 20);
+    if (strcmp(gb__os.huge_mode, "always") != 0)
+        CHECK_EQ(resident().anon_huge, base.anon_huge);
+    gb_leave(r);
+}
+
+static int maps_aligned, maps_plain, advised, advise_fails;
+static void *(*real_map)(size_t, size_t);
+static int (*real_advise)(void *, size_t);
+
+static void *recording_map(size_t n, size_t align)
+{
+    void *p = real_map(n, align);
+    if (align > gb__os.page_size) {
+        maps_aligned++;
+        CHECK(n >= gb_huge_page());
+        CHECK(((uintptr_t)p & (align - 1)) == 0);
+    } else {
+        maps_plain++;
+    }
+    return p;
+}
+
+static int recording_advise(void *p, size_t n)
+{
+    advised++;
+    CHECK(((uintptr_t)p & (gb_huge_page() - 1)) == 0);
+    CHECK(n >= gb_huge_page());
+    if (advise_fails) {
+        errno = EINVAL;
+        return -1;
+    }
+    return real_advise(p, n);
+}
+
+static void init_recording(void)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.cache_bytes = GB_CACHE_OFF; /* every block mapped afresh */
+    gb_init(&o);
+    skip_without_huge_pages();
+    real_map = gb__os.map;
+    real_advise = gb__os.advise_huge;
+    gb__os.map = recording_map;
+    gb__os.advise_huge = recording_advise;
+}
+
+/* Every mapping of a huge page or more is asked aligned and advised once;
+ * the smaller ones are neither. */
+GB_TEST(each_huge_block_is_mapped_aligned_and_advised)
+{
+    init_recording();
+    gb_region *r = gb_enter();
+    fill(24 * MIB);
+    gb_stats s = gbt_stats();
+    /* The chain of 64 KiB pieces: 128 KiB to 1 MiB plain (and the page of
+     * region descriptors, 16 KiB); 2, 4, 8 and 16 MiB huge. */
+    CHECK_EQ(maps_aligned, 4);
+    CHECK_EQ(advised, 4);
+    CHECK_EQ(maps_plain, 4 + 1);
+    CHECK_EQ(s.bytes_huge, 30 * MIB);
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().bytes_huge, 0);
+    gbt_check_all_given_back();
+}
+
+/* Advice refused: the blocks are used as they are, not counted as huge. */
+GB_TEST(refused_advice_leaves_ordinary_blocks)
+{
+    init_recording();
+    advise_fails = 1;
+    gb_region *r = gb_enter();
+    fill(8 * MIB);
+    CHECK(advised > 0);
+    CHECK_EQ(gbt_stats().bytes_huge, 0);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
+static void *unaligned_only_map(size_t n, size_t align)
+{
+    if (align > gb__os.page_size) {
+        maps_aligned++;
+        errno = ENOMEM;
+        return NULL;
+    }
+    maps_plain++;
+    return real_map(n, align);
+}
+
+/* No aligned mapping to be had (an address space short of 2 MiB to
+ * spare): the block is mapped unaligned and not advised; nothing falls
+ * back to malloc. */
+GB_TEST(a_failing_aligned_map_maps_unaligned)
+{
+    init_recording();
+    gb__os.map = unaligned_only_map;
+    gb_region *r = gb_enter();
+    fill(8 * MIB);
+    gb_stats s = gbt_stats();
+    CHECK(maps_aligned > 0);
+    CHECK_EQ(advised, 0);
+    CHECK_EQ(s.bytes_huge, 0);
+    CHECK_EQ(s.fallbacks_mmap, 0);
+    CHECK_EQ(s.bytes_heap, 0);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
+/* The address space the process has mapped, in bytes (statm's first
+ * field, in pages). */
+static size_t vm_size(void)
+{
+    FILE *f = fopen("/proc/self/statm", "re");
+    unsigned long long pages = 0;
+    if (!f || fscanf(f, "%llu", &pages) != 1)
+        gbt_fail(__FILE__, __LINE__, "cannot read /proc/self/statm");
+    fclose(f);
+    return (size_t)pages * gb__os.page_size;
+}
+
+/* The OS layer's aligned mapping takes exactly its size: what it mapped
+ * beyond, to find the boundary, is trimmed at once. */
+GB_TEST(an_aligned_mapping_is_trimmed_to_its_size)
+{
+    gb_init(NULL);
+    GBT_SKIP_IF(access("/proc/self/statm", R_OK) != 0, "no /proc to size the address space with");
+    size_t align = 2 * MIB;
+    (void)vm_size(); /* stdio's buffer is malloc'd once, here */
+    for (size_t n = gb__os.page_size; n <= 6 * MIB; n += 3 * MIB / 2) {
+        size_t size = gb__round_up(n, gb__os.page_size), before = vm_size();
+        char *p = gb__os.map(size, align);
+        CHECK(p != NULL);
+        CHECK(((uintptr_t)p & (align - 1)) == 0);
+        CHECK_EQ(vm_size() - before, size);
+        memset(p, 1, size);
+        CHECK_EQ(gb__os.unmap(p, size), 0);
+        CHECK_EQ(vm_size(), before);
+    }
+}
+
+static void huge_with_heap_source(void)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_HEAP;
+    o.huge = GB_HUGE_ON;
+    gb_init(&o);
+}
+
+GB_TEST(on_with_the_heap_source_stops_with_the_reason)
+{
+    gbt_expect_death(huge_with_heap_source,
+                     "huge pages asked for, but the heap block source takes every block from malloc");
+}
+
+static void huge_bad_word(void)
+{
+    setenv("GB_HUGE", "yes", 1);
+    gb_init(NULL);
+}
+
+GB_TEST(a_malformed_gb_huge_stops_naming_the_words)
+{
+    gbt_expect_death(huge_bad_word, "GB_HUGE=yes: expected on, off or auto");
+}
