@@ -14,7 +14,9 @@
 #               fails on any crash (ci/fuzz.sh); make fuzz-coverage reports
 #               the lines of runtime/src the committed corpus reaches.
 #   make bench  installs what is missing, builds the benchmarks at -O2, runs
-#               every one and draws the charts (ci/bench.sh; build/bench/).
+#               every one, draws the charts and rewrites the README's
+#               performance table from the figures (ci/bench.sh --readme;
+#               build/bench/).
 .PHONY: gate test check deps bench fuzz fuzz-coverage clean
 
 gate:
@@ -31,7 +33,7 @@ check:
 
 bench:
 	ci/install-deps.sh base gate bench
-	ci/bench.sh
+	ci/bench.sh --readme
 
 fuzz:
 	ci/install-deps.sh base fuzz

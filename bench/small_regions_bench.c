@@ -69,6 +69,7 @@ int main(int argc, char **argv)
     printf("%d small regions of 3,000 bytes, a malloc kept from their peak, all left:\n", n);
     printf("resident right after (MiB above this process's), and cost per region\n");
     printf("  %-8s %12s %12s\n", "chunks", "resident", "ns/region");
+    printf("bench small_regions_count %d regions\n", n);
     variant("slab", GB_SMALL_SLAB, n, base);
     variant("malloc", GB_SMALL_MALLOC, n, base);
     return 0;

@@ -15,11 +15,14 @@
 # source against the malloc-back poison, and the cost against region size),
 # and gbprobe (what malloc keeps right after a free on this machine).
 # Writes build/bench/: bench.txt (everything printed), bench.tsv (the
-# figures, "<name>\t<value>\t<unit>"), gbprobe.csv, and charts/ (ci/charts.sh).
+# figures, "<name>\t<value>\t<unit>"), meta.tsv (when, which commit, which
+# machine: "<key>\t<value>"), gbprobe.csv, and charts/ (ci/charts.sh).
 # Takes about 8 minutes on 2 cores; --quick is a smoke run of under a minute
-# with small counts (its figures are not comparable).
+# with small counts (its figures are not comparable, and it never touches
+# the README). --readme then rewrites the README's performance table from
+# this run's bench.tsv (ci/bench_readme.sh); make bench passes it.
 #
-# Usage: ci/bench.sh [--quick]
+# Usage: ci/bench.sh [--quick | --readme]
 # Prerequisites: ci/install-deps.sh base gate bench (gnuplot is in gate).
 set -euo pipefail
 
@@ -27,11 +30,13 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 quick=0
+readme=0
 case "${1:-}" in
     "") ;;
     --quick) quick=1 ;;
+    --readme) readme=1 ;;
     -h|--help) sed -n '/^# Usage:/,/^# Prerequisites:/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench.sh: unknown argument '$1' (usage: ci/bench.sh [--quick])" >&2; exit 2 ;;
+    *) echo "bench.sh: unknown argument '$1' (usage: ci/bench.sh [--quick | --readme])" >&2; exit 2 ;;
 esac
 
 # shellcheck source=ci/lib.sh
@@ -76,11 +81,30 @@ run() {
     echo "($title: $((SECONDS - t0)) s)" | tee -a "$txt"
 }
 
+# The run's particulars, once for people (bench.txt) and once for
+# ci/bench_readme.sh (meta.tsv), which prints them above the table.
+meta="$out/meta.tsv"
 {
-    echo "bench.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo 'no git')$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
-    echo "bench.sh: $(uname -srm), $(getconf _NPROCESSORS_ONLN) cores, $(awk '/^MemTotal:/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null)"
+    printf 'date\t%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
+    printf 'commit\t%s\n' "$(git rev-parse --short HEAD 2>/dev/null || echo 'no git')"
+    # The README's table is this script's own output, not a change that
+    # could move a figure.
+    printf 'changes\t%s\n' "$(git diff --quiet HEAD -- . ':(exclude)README.md' 2>/dev/null && echo none || echo local)"
+    printf 'system\t%s\n' "$(uname -srm)"
+    printf 'cores\t%s\n' "$(getconf _NPROCESSORS_ONLN)"
+    printf 'memory\t%s\n' "$(awk '/^MemTotal:/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null)"
+    printf 'libc\t%s\n' "$(getconf GNU_LIBC_VERSION 2>/dev/null || echo unknown)"
     if [[ -r /sys/kernel/mm/transparent_hugepage/enabled ]]; then
-        echo "bench.sh: transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+        printf 'thp\t%s\n' "$(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+    fi
+    printf 'mode\t%s\n' "$( ((quick)) && echo quick || echo full)"
+} >"$meta"
+{
+    m() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$meta"; }
+    echo "bench.sh: $(m date), $(m commit)$([[ "$(m changes)" == local ]] && echo ' (with local changes)')"
+    echo "bench.sh: $(m system), $(m cores) cores, $(m memory), $(m libc)"
+    if [[ -n "$(m thp)" ]]; then
+        echo "bench.sh: transparent huge pages: $(m thp)"
     fi
     if ((quick)); then
         echo "bench.sh: --quick: small counts, figures not comparable"
@@ -115,4 +139,8 @@ if command -v gnuplot >/dev/null 2>&1; then
     BENCH_TSV="$out/bench.tsv" BENCH_CHARTS_DIR="$out/charts" ci/charts.sh bench
 else
     echo "bench.sh: gnuplot not found: no charts (ci/install-deps.sh gate)"
+fi
+
+if ((readme)); then
+    ci/bench_readme.sh "$out/bench.tsv"
 fi

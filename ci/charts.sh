@@ -10,7 +10,9 @@
 # (gbgate charts, gates/kit/chart.gp), and this script only asks it to.
 # ci/bench.sh records one line per figure (build/bench/bench.tsv,
 # "<name>\t<value>\t<unit>"); the charts draw the ratios against their
-# targets. The benchmarks' gnuplot scripts live in ci/charts/; this script
+# targets, and the churn's cost per MiB against the physics floors (what
+# the kernel charges for fresh pages, at best huge ones, and for writing
+# pages already resident). The benchmarks' gnuplot scripts live in ci/charts/; this script
 # only gathers their data.
 #
 # Usage: ci/charts.sh [gate|bench|all]   (default all)
@@ -99,7 +101,7 @@ bench_charts() {
         plot bars.gp "$bench_out/small-objects" "data='$tmp/small.dat'" ncols=2 \
             "names='pass 1 (fresh process)|pass 2 (same process)'" \
             "title='Small objects: peer time / region time (above 1: the region is faster)'" \
-            "ylabel='x region (map source)'" logy=0 "lines='1:parity|10:target against glibc: 10x'"
+            "ylabel='x region (map source)'" logy=0 "lines='1:parity|5:target against glibc: 5x'"
     fi
 
     for p in region-map region-heap glibc jemalloc mimalloc talloc apr obstack; do
@@ -131,15 +133,24 @@ bench_charts() {
             "ylabel='time ratio'" logy=0 "lines='1.2:target 1.2x|1:parity'"
     fi
 
+    local size_tics='"64 KB" 64, "256 KB" 256, "1 MB" 1024, "4 MB" 4096, "16 MB" 16384, "64 MB" 65536'
     for k in 64 128 256 512 1024 2048 4096 8192 16384 32768 65536; do
         row "$k" "curve_map_${k}k_us_per_mib" "curve_heap_${k}k_us_per_mib" \
             "curve_malloc-back_${k}k_us_per_mib" "curve_malloc-back-lib_${k}k_us_per_mib"
     done >"$tmp/curve.dat"
+    # The two floors a region that gives its memory back is measured
+    # against: mapping, writing and unmapping with huge pages, and writing
+    # memory already resident (per MiB, from the 8 MiB figures).
+    floors=""
+    v="$(value physics_floor_huge_us_per_mib)"
+    [[ -n "$v" ]] && floors+="$v:floor: mapped with huge pages, written, unmapped"
+    v="$(value physics_floor_resident_us_per_mib)"
+    [[ -n "$v" ]] && floors+="${floors:+|}$v:floor: written, already resident"
     if [[ -s "$tmp/curve.dat" ]]; then
         plot lines.gp "$bench_out/churn-cost-by-size" "data='$tmp/curve.dat'" ncols=4 \
             "names='map|heap|malloc-back|malloc-back (library)'" \
-            "title='Churn: cost against region size'" "xlabel='region size, KiB'" \
-            "ylabel='us per MiB allocated and written (log)'" logy=1 "lines=''"
+            "title='Churn: cost against region size, and the physics floors'" "xlabel='region size'" \
+            "ylabel='µs per MiB allocated and written (log)'" logy=1 "lines='$floors'" "xtics='$size_tics'"
     fi
     for k in 64 128 256 512 1024 2048 4096 8192 16384 32768 65536; do
         row "$k" "curve_ratio_map_vs_malloc-back_${k}k" "curve_ratio_map_vs_malloc-back-lib_${k}k" \
@@ -148,8 +159,9 @@ bench_charts() {
     if [[ -s "$tmp/curve-ratio.dat" ]]; then
         plot lines.gp "$bench_out/churn-ratio-by-size" "data='$tmp/curve-ratio.dat'" ncols=3 \
             "names='map / malloc-back|map / malloc-back (library)|heap / malloc-back'" \
-            "title='Churn: time over malloc-back against region size'" "xlabel='region size, KiB'" \
-            "ylabel='time ratio (log)'" logy=1 "lines='1.2:target 1.2x|1:parity'"
+            "title='Churn: time over malloc-back against region size'" "xlabel='region size'" \
+            "ylabel='time ratio (log)'" logy=1 "lines='1:target per size: at or below malloc-back (library)'" \
+            "xtics='$size_tics'"
     fi
 
     {

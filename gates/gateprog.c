@@ -189,10 +189,12 @@ static int pinned_kept_then_freed(void)
 static int released_is_gone(void)
 {
     /* Two rounds: the second is the one glibc would serve from its heap
-     * once the first round's free raised its threshold. The allocation is
-     * larger than the block cap, so it has a block of its own, of a size
-     * the block cache never keeps: on leave it must be unmapped. */
-    volatile unsigned char *addr = gbs_left_block(2 * MIB, 0x42, 2);
+     * once the first round's free raised its threshold. An allocation of
+     * the block cache's bound (8 MiB) takes a block larger than the bound,
+     * which the cache cannot keep, so on leave it must be unmapped; and
+     * that block (16 MiB when chains double to 64 MiB) is under glibc's
+     * largest dynamic threshold (32 MiB), so malloc-back keeps it. */
+    volatile unsigned char *addr = gbs_left_block(GB_CACHE_DEFAULT, 0x42, 2);
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {

@@ -3,7 +3,7 @@
 #
 # The library build leaves a region twice (the second round is the one
 # glibc would serve from its heap), then a child process touches the left
-# block (one larger than the block cap, which the block cache never keeps):
+# block (one larger than the block cache's bound, which it cannot keep):
 # it must fault, as jemalloc's destroy test checks. Memory kept by malloc
 # would still be readable. No checkpoint: the program says what happened.
 bats_require_minimum_version 1.8.0

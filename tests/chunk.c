@@ -133,7 +133,11 @@ GB_TEST(a_failing_munmap_empties_the_range_and_unmaps_it_later)
     CHECK_EQ(s.mappings, maps); /* still mapped, still counted */
     gb_resident res;
     gb_resident_get(&res);
-    CHECK_LT(res.rss, 24 * MIB); /* but empty: the memory left */
+    /* But empty: the memory left. What says so is the OS's reading of
+     * what the release call drops: the resident size on Linux, the
+     * footprint on macOS, where pages given back with MADV_FREE_REUSABLE
+     * stay in the resident size until the kernel wants them. */
+    CHECK_LT(res.footprint ? res.footprint : res.rss, 24 * MIB);
     fail_unmaps = 0;
     /* The next region's first unmap retries the pending ones. */
     r = gb_enter();
@@ -181,8 +185,11 @@ GB_TEST(growth_by_remap_keeps_contents)
     o.blocks = GB_BLOCKS_MAP;
     o.growth = GB_GROW_REMAP;
     o.block_cap = MIB; /* 2 MiB and up: blocks of their own */
-    gb_init(&o);
+    /* Asked of the OS layer before gb_init, which stops the process when
+     * remap is asked for where there is none (macOS). */
+    gb__os_init();
     GBT_SKIP_IF(!gb__os.remap, "this OS has no mremap");
+    gb_init(&o);
     gb_region *r = gb_enter();
     char *p = gb_alloc(2 * MIB);
     memset(p, 0x22, 2 * MIB);
@@ -331,7 +338,7 @@ GB_TEST(given_back_blocks_are_cached_up_to_the_bound_and_reused)
     gb_leave(r);
     gb_stats s = gbt_stats();
     CHECK(s.bytes_cached > 0);
-    CHECK(s.bytes_cached <= GB_CACHE_DEFAULT + gb__cfg.map_min); /* and the spare descriptor page */
+    CHECK(s.bytes_cached <= GB_CACHE_DEFAULT); /* the spare descriptor page within it */
     CHECK_EQ(s.bytes_mapped, 0);
     CHECK_EQ(s.mappings, 0);
     uint64_t hits = s.cache_hits;
@@ -362,8 +369,8 @@ GB_TEST(a_small_cache_bound_holds)
     gb_region *r = gb_enter();
     fill(8 * MIB);
     gb_leave(r);
-    /* The bound, and the spare descriptor page outside it. */
-    CHECK(gbt_stats().bytes_cached <= 64 * 1024 + gb__cfg.map_min);
+    /* The bound, the spare descriptor page within it. */
+    CHECK(gbt_stats().bytes_cached <= 64 * 1024);
     CHECK(gbt_stats().bytes_cached > 0);
 }
 
@@ -457,11 +464,10 @@ GB_TEST(eight_threads_share_one_cache_bound)
     while (atomic_load(&threads_left) < CACHE_THREADS)
         usleep(1000);
     gb_stats s = gbt_stats();
-    /* Each thread's one spare page of descriptors is outside the bound. */
-    size_t spares = CACHE_THREADS * gb__cfg.map_min;
+    /* Each thread's one spare page of descriptors is within the bound. */
     fprintf(stderr, "%d threads left 8 MiB each: %zu KiB cached (bound %zu KiB), %d unmaps\n",
             CACHE_THREADS, s.bytes_cached / 1024, o.cache_bytes / 1024, atomic_load(&unmaps));
-    CHECK(s.bytes_cached <= o.cache_bytes + spares);
+    CHECK(s.bytes_cached <= o.cache_bytes);
     CHECK(s.bytes_cached >= o.cache_bytes / 2); /* the bound is used, not refused */
     CHECK(atomic_load(&unmaps) > 0);            /* the rest went back */
     CHECK_EQ(s.regions_live, 0);

@@ -27,7 +27,10 @@
  * variable set.
  *
  * Usage: gbprobe [--rounds N] [--kept BYTES] [--csv FILE] [--quick]
- * Prints the table; --csv also writes one line per cell and round.
+ * Prints the table, then one line per cell and round for machines,
+ * "bench probe_<blocks>_<mode>_r<round>_mib <MiB above baseline> MiB", the
+ * form the benchmarks print (ci/bench.sh collects them); --csv also writes
+ * one line per cell and round.
  * Not runtime code: it builds on Linux and macOS (the cross build) with the
  * OS-specific parts behind #ifdef.
  */
@@ -74,17 +77,18 @@ enum { ROUNDS_MAX = 8 };
 
 typedef struct config {
     const char *label;
+    const char *slug; /* in the bench lines' names: the shape, not the count */
     size_t size;
     size_t count;
     bool every_other; /* free every other block, keep the rest until the round ends */
 } config;
 
 static config configs[] = {
-    {"64 KB x 1000", 64 * KIB, 1000, false},
-    {"256 KB x 400", 256 * KIB, 400, false},
-    {"1 MB x 200", 1 * MIB, 200, false},
-    {"16 MB x 12", 16 * MIB, 12, false},
-    {"20 KB x 4000, every other freed", 20 * KIB, 4000, true},
+    {"64 KB x 1000", "64k", 64 * KIB, 1000, false},
+    {"256 KB x 400", "256k", 256 * KIB, 400, false},
+    {"1 MB x 200", "1m", 1 * MIB, 200, false},
+    {"16 MB x 12", "16m", 16 * MIB, 12, false},
+    {"20 KB x 4000, every other freed", "20k-half", 20 * KIB, 4000, true},
 };
 enum { NCONFIGS = sizeof configs / sizeof configs[0] };
 
@@ -92,22 +96,23 @@ typedef enum mode_kind { M_FREE, M_TRIM, M_MMAP, M_THRESHOLD, M_ENV } mode_kind;
 
 typedef struct mode {
     const char *label;
+    const char *slug; /* in the bench lines' names */
     mode_kind kind;
     const char *env; /* M_ENV: the setting, NAME=value */
 } mode;
 
 static const mode modes[] = {
-    {"free", M_FREE, NULL},
+    {"free", "free", M_FREE, NULL},
 #ifdef HAVE_GLIBC_MALLOC
-    {"malloc_trim(0)", M_TRIM, NULL},
+    {"malloc_trim(0)", "trim", M_TRIM, NULL},
 #endif
-    {"mmap/munmap", M_MMAP, NULL},
+    {"mmap/munmap", "mmap", M_MMAP, NULL},
 #ifdef HAVE_GLIBC_MALLOC
-    {"threshold 64 KiB", M_THRESHOLD, NULL},
+    {"threshold 64 KiB", "threshold-64k", M_THRESHOLD, NULL},
 #endif
 #ifdef __APPLE__
-    {"MallocSpaceEfficient=1", M_ENV, "MallocSpaceEfficient=1"},
-    {"MallocLargeCache=0", M_ENV, "MallocLargeCache=0"},
+    {"MallocSpaceEfficient=1", "space-efficient", M_ENV, "MallocSpaceEfficient=1"},
+    {"MallocLargeCache=0", "large-cache-0", M_ENV, "MallocLargeCache=0"},
 #endif
 };
 enum { NMODES = sizeof modes / sizeof modes[0] };
@@ -382,6 +387,12 @@ int main(int argc, char **argv)
     }
     printf("(MiB resident above the baseline right after the free; \"peak\" is what each round's blocks held,\n"
            " \"live\" what they still hold after it: anything above \"live\" is freed memory still resident)\n");
+    printf("\n");
+    for (int c = 0; c < NCONFIGS; c++)
+        for (int m = 0; m < NMODES; m++)
+            for (int r = 1; ok[c][m] && r <= rounds; r++)
+                printf("bench probe_%s_%s_r%d_mib %.1f MiB\n", configs[c].slug, modes[m].slug, r,
+                       mib(cell[c][m][r].rss_kib - cell[c][m][0].rss_kib));
     if (csv) {
         fclose(csv);
         printf("wrote %s\n", csv_path);

@@ -2,7 +2,8 @@
 #
 # The churn's cost against region size, its ratio to malloc-back, and the
 # pin check's time per leave against suspended coroutines are curves: where
-# a line crosses its target matters more than any one point. Log x always
+# a line crosses its target, or how far it stays above a floor, matters
+# more than any one point. Log x always
 # (sizes and counts grow by factors); log y on request.
 # Called by ci/charts.sh with:
 #   data    whitespace-separated: x, then ncols values (# lines skipped)
@@ -11,7 +12,10 @@
 #   title, xlabel, ylabel
 #   logy    1 for a log scale
 #   logx    the base of the log x axis (optional, 2 by default)
-#   lines   target lines "value:label|value:label" (may be empty)
+#   lines   horizontal lines "value:label|value:label" (may be empty): the
+#           targets, or floors the curves cannot go below
+#   xtics   tic labels for x, gnuplot's form '"64 KB" 64, "1 MB" 1024'
+#           (optional; numbers by default)
 #   fmt     png or svg
 #   out     the file to write
 
@@ -31,12 +35,18 @@ set xtics nomirror
 set ytics nomirror
 if (!exists("logx")) logx = 2
 set logscale x logx
+# Named tics: a margin either side, so those at the ends are drawn too.
+if (exists("xtics") && strlen(xtics) > 0) {
+    eval("set xtics (" . xtics . ")")
+    set offsets graph 0.02, graph 0.02, 0, 0
+}
 set key top left samplen 2
 
 colors = "#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b"
 
 nl = 0
 tmax = 0
+tmin = 1e300
 if (strlen(lines) > 0) {
     rest = lines
     while (strlen(rest) > 0) {
@@ -46,14 +56,15 @@ if (strlen(lines) > 0) {
         colon = strstrt(item, ":")
         v = real(item[1:colon - 1])
         tmax = v > tmax ? v : tmax
+        tmin = v < tmin ? v : tmin
         nl = nl + 1
         set arrow nl from graph 0, first v to graph 1, first v nohead dt 2 lw 1.5 lc rgb "#444444" front
         set label nl item[colon + 1:] at graph 0.99, first v right offset 0, 0.6 font ",9" tc rgb "#444444" front
     }
 }
 
-# The y range holds the data and every target line, so a target far above
-# the bars (a missed one) is still drawn.
+# The y range holds the data and every line, so a target far above the
+# curves (a missed one) or a floor far below them is still drawn.
 dmax = 0
 dmin = 1e300
 do for [i = 1:ncols] {
@@ -62,9 +73,10 @@ do for [i = 1:ncols] {
     dmin = STATS_min < dmin ? STATS_min : dmin
 }
 top = dmax > tmax ? dmax : tmax
+bottom = dmin < tmin ? dmin : tmin
 if (logy) {
     set logscale y
-    set yrange [dmin / 1.5 : top * 2]
+    set yrange [bottom / 1.5 : top * 2]
 } else {
     set yrange [0 : top * 1.15]
 }

@@ -202,6 +202,28 @@ static void cache_drop(gb__thread *t, int k)
     gb__chunk_unmap(p, size, 1);
 }
 
+/* Reserves `size` bytes of the process's bound for t; when it has no room
+ * and `evict` says so, t unmaps what it holds, largest first, until it
+ * has. False (nothing reserved) when there is no room to be had. */
+static bool make_room(gb__thread *t, size_t size, bool evict)
+{
+    bool room = cache_reserve(size);
+    for (int j = GB__CACHE_CLASSES - 1; evict && j >= 0 && !room; j--)
+        while (t->cache.head[j] && !(room = cache_reserve(size)))
+            cache_drop(t, j);
+    return room;
+}
+
+bool gb__chunk_cache_reserve(size_t size)
+{
+    return make_room(gb__self(), size, true);
+}
+
+void gb__chunk_cache_unreserve(size_t size)
+{
+    atomic_fetch_sub_explicit(&cache_total, size, memory_order_relaxed);
+}
+
 /* Keeps a given-back block in this thread's cache. When the process's
  * bound is reached, this thread makes room by unmapping what it holds,
  * largest first (what other threads hold they give back themselves, at
@@ -216,18 +238,12 @@ static bool cache_push(gb__chunk c)
     gb__thread *t = gb__self();
     /* A block of huge size that could not be advised is not kept: every
      * cached block of that size is taken back as advised (cache_pop). */
-    if (k < 0 || c.size > gb__cfg.cache_bytes || c.huge != (gb__cfg.huge && c.size >= gb__cfg.huge))
+    if (k < 0 || c.huge != (gb__cfg.huge && c.size >= gb__cfg.huge))
         return false;
-    bool room = cache_reserve(c.size);
     /* A huge block is kept only where there is room: faulted in afresh it
      * costs one fault per huge page, where the blocks it would push out
      * cost one per 4 KiB page. */
-    if (!room && c.huge)
-        return false;
-    for (int j = GB__CACHE_CLASSES - 1; j >= 0 && !room; j--)
-        while (t->cache.head[j] && !(room = cache_reserve(c.size)))
-            cache_drop(t, j);
-    if (!room)
+    if (!make_room(t, c.size, !c.huge))
         return false;
     if (t->cache.bytes == 0)
         gb__thread_arm_exit(t);

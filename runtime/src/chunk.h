@@ -88,6 +88,14 @@ typedef struct gb__cache {
     size_t bytes;
 } gb__cache;
 
+/* Reserves `size` bytes of the process's cache bound for something this
+ * thread keeps beside its cache (its spare page of region descriptors),
+ * unmapping its cached blocks, largest first, to make room; false, with
+ * nothing reserved, when the bound cannot hold it. Unreserve gives the
+ * bytes back to the bound. */
+bool gb__chunk_cache_reserve(size_t size);
+void gb__chunk_cache_unreserve(size_t size);
+
 /* Gives t's cached blocks back to the OS (gb_sweep, thread exit). */
 void gb__chunk_cache_flush(gb__thread *t);
 

@@ -144,9 +144,9 @@ static void dpage_release(gb__thread *t, gb__dpage *pg)
 /* A thread that enters and leaves one region at a time empties its only
  * page at every leave: the page is kept, mapped and with its slots as they
  * are, so the next gb_enter needs no page. It is counted as a cached
- * block, outside the cache's bound (one page a thread), and kept whatever
- * the cache holds: a full cache would otherwise cost a map and an unmap per
- * region. With the cache off (GB_CACHE=off) nothing is kept. */
+ * block, within the cache's bound, and kept before any block of the cache
+ * (which makes room for it): a full cache would otherwise cost a map and
+ * an unmap per region. With the cache off (GB_CACHE=off) nothing is kept. */
 static bool spare_keep(gb__thread *t, gb__dpage *pg)
 {
     size_t size = pg->chunk.size;
@@ -154,6 +154,8 @@ static bool spare_keep(gb__thread *t, gb__dpage *pg)
         return false;
     if (!pg->free && pg->nfresh == pg->cap)
         return false; /* every slot used up: nothing to keep it for */
+    if (!gb__chunk_cache_reserve(size))
+        return false;
     if (gb__handle_in_avail(pg))
         gb__list_remove(&pg->alink);
     t->dspare = pg;
@@ -167,6 +169,7 @@ static gb__dpage *spare_take(gb__thread *t)
     size_t size = pg->chunk.size;
     t->dspare = NULL;
     gb__chunk_count_cached(size, false);
+    gb__chunk_cache_unreserve(size);
     return pg;
 }
 

@@ -29,9 +29,12 @@ typedef struct gb__os_table {
     int (*unmap)(void *p, size_t n);
 
     /* Gives the pages of [p, p+n) back to the OS now, keeping the range
-     * mapped and reading as zero afterwards (MADV_DONTNEED on Linux). The
-     * resident size drops at once; MADV_FREE, which leaves pages counted
-     * until the kernel wants them, must not be used. Returns 0 or -1. */
+     * mapped and reading as zero afterwards. The memory leaves at once by
+     * the OS's own reading of it: on Linux the resident size drops
+     * (MADV_DONTNEED; MADV_FREE, which leaves pages counted until the
+     * kernel wants them, must not be used); on macOS the footprint drops
+     * (MADV_FREE_REUSABLE), while the resident size may keep the pages
+     * until the kernel reclaims them. Returns 0 or -1. */
     int (*release)(void *p, size_t n);
 
     /* Asks for [p, p+n), which starts on a huge page boundary, to be backed

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# bench_readme.sh -- rewrite the README's performance table from one run's bench.tsv.
+#
+# A figure copied into a README by hand goes stale without anyone noticing,
+# and a target marked "met" by hand is a claim nobody checked. So the table
+# under "## Performance" is made by this script alone, from the lines of one
+# ci/bench.sh run (build/bench/bench.tsv, "<name>\t<value>\t<unit>") and its
+# particulars (meta.tsv beside it: date, commit, machine): every figure is
+# read from the file, every target is judged here and marked met or missed
+# with the measured ratio, and a figure the run lacks (a peer not built, a
+# benchmark that failed) is printed as "not measured", never guessed. The
+# table goes between the README's markers <!-- bench-table:begin --> and
+# <!-- bench-table:end -->; the rest of the README is left as it is.
+#
+# Usage: ci/bench_readme.sh [--print] [TSV]   (TSV: build/bench/bench.tsv)
+#   --print  write the table to stdout and leave README.md alone (any run)
+# Without --print it refuses a --quick run's figures (not comparable).
+# ci/bench.sh --readme (make bench) runs it after a full run.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+die() { echo "bench_readme.sh: error: $*" >&2; exit 1; }
+
+print=0
+tsv=""
+while (($#)); do
+    case "$1" in
+        --print) print=1 ;;
+        -h|--help) sed -n '/^# Usage:/,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        -*) die "unknown option '$1' (usage: ci/bench_readme.sh [--print] [TSV])" ;;
+        *) tsv="$1" ;;
+    esac
+    shift
+done
+# A TSV named on the command line is relative to where the caller is.
+if [[ -n "$tsv" && "$tsv" != /* ]]; then
+    tsv="$PWD/$tsv"
+fi
+cd "$root"
+tsv="${tsv:-build/bench/bench.tsv}"
+[[ -s "$tsv" ]] || die "no figures in $tsv: run ci/bench.sh (make bench) first"
+meta="$(dirname "$tsv")/meta.tsv"
+[[ -r "$meta" ]] || meta=/dev/null
+readme="$root/README.md"
+begin='<!-- bench-table:begin -->'
+end='<!-- bench-table:end -->'
+
+if ((!print)); then
+    if [[ "$(awk -F'\t' '$1 == "mode" { print $2 }' "$meta")" == quick ]]; then
+        die "$tsv is from ci/bench.sh --quick (small counts, not comparable): run ci/bench.sh --readme"
+    fi
+    awk -v begin="$begin" -v end="$end" '$0 == begin { b++; bl = NR } $0 == end { e++; el = NR }
+        END { exit !(b == 1 && e == 1 && bl < el) }' "$readme" ||
+        die "README.md needs exactly one line '$begin' and, after it, one '$end'"
+fi
+
+table="$(mktemp)"
+# shellcheck disable=SC2064  # expand now: the file is this run's
+trap "rm -f '$table' '$readme.tmp'" EXIT
+
+# The table. val[] holds the run's figures by name; every function that
+# prints one says "not measured" when it is absent.
+awk -F'\t' -v meta="$meta" '
+FILENAME == meta { info[$1] = $2; next }
+NF >= 2 { val[$1] = $2 }
+
+function has(n) { return n in val }
+# The value, 0 when absent: reading val[n] itself would create it.
+function v(n) { return has(n) ? val[n] : 0 }
+# A figure with three significant digits or so, as people read them.
+function num(x,   a) {
+    a = x < 0 ? -x : x
+    if (a >= 100) return sprintf("%.0f", x)
+    if (a >= 10) return sprintf("%.1f", x)
+    if (a >= 0.1 || a == 0) return sprintf("%.2f", x)
+    return sprintf("%.3f", x)
+}
+function count(x,   s, out) {
+    s = sprintf("%.0f", x)
+    for (out = ""; length(s) > 3; s = substr(s, 1, length(s) - 3)) out = "," substr(s, length(s) - 2) out
+    return s out
+}
+function fig(n, unit) { return has(n) ? num(val[n]) unit : "not measured" }
+function mib(n) { return has(n) ? sprintf("%.1f MiB", val[n]) : "not measured" }
+function times(n) { return has(n) ? num(val[n]) "×" : "not measured" }
+# "met (0.048)" or "missed (1.57×)": ok is 1 or 0; "not measured" when any
+# figure the target needs is missing (need is 0).
+function verdict(need, ok, shown) {
+    if (!need) return "not measured"
+    return (ok ? "met" : "missed") " (" shown ")"
+}
+function size(kib) { return kib >= 1024 ? (kib / 1024) " MB" : kib " KB" }
+function row(a, b, c, d) { printf "| %s | %s | %s | %s |\n", a, b, c, d }
+
+END {
+    # Where the figures come from.
+    if ("date" in info) {
+        line = "Measured by `ci/bench.sh` on " info["date"] ", commit `" info["commit"] "`"
+        if (info["changes"] == "local") line = line " (with local changes)"
+        line = line "; " info["system"] ", " info["cores"] " cores, " info["memory"] ", " info["libc"]
+        if ("thp" in info) line = line ", transparent huge pages " info["thp"]
+        if (info["mode"] == "quick") line = line "; a `--quick` run: small counts, figures not comparable"
+        print line "."
+    } else {
+        print "Run particulars not recorded (no meta.tsv beside the figures)."
+    }
+    print ""
+    print "| benchmark | figure | target | result |"
+    print "|---|---|---|---|"
+
+    # The physics: no runtime involved.
+    row("page fault (no runtime)", fig("physics_fault_us", " µs") " to write one byte of a fresh page", "—", "—")
+    f4 = has("physics_map8m_ms") ? num(val["physics_map8m_ms"]) " ms (" num(val["physics_map8m_ms"] * 1000 / 8) " µs/MiB)" : "not measured"
+    fh = has("physics_map8m_thp_ms") ? num(val["physics_map8m_thp_ms"]) " ms" : "not measured"
+    fr = has("physics_write8m_resident_ms") ? num(val["physics_write8m_resident_ms"]) " ms" : "not measured"
+    row("8 MiB mapped, written, unmapped (no runtime)", \
+        "4 KiB pages " f4 "; 2 MiB-aligned with `MADV_HUGEPAGE` " fh " (" fig("physics_floor_huge_us_per_mib", " µs/MiB") \
+        ": the huge-page floor); written when already resident " fr " (" fig("physics_floor_resident_us_per_mib", " µs/MiB") \
+        ": the resident floor)", "—", "—")
+
+    # Coroutines.
+    n = "coro_vs_swapcontext_ratio"
+    row("resume+yield round trip", fig("coro_roundtrip_ns", " ns") "; `swapcontext` " fig("swapcontext_roundtrip_ns", " ns") \
+        "; Boost.Context `fcontext` " fig("fcontext_roundtrip_ns", " ns"), "< 0.05 of swapcontext", \
+        verdict(has(n), v(n) < 0.05, num(v(n))))
+    row("create, run, free a coroutine", fig("coro_create_free_ns", " ns") "; " times("coro_create_vs_ucontext_ratio") \
+        " the time of ucontext with a malloc\047d stack", "—", "—")
+
+    # Small objects: each "x" figure is the time of a peer over the time of the region.
+    objs = has("small_objects_count") ? count(val["small_objects_count"]) " objects" : "objects"
+    n = "small_x_glibc_pass1"
+    row("small objects, " objs " of 16–256 B, fresh process (pass 1)", \
+        "region " fig("small_region-map_pass1_ns", " ns") " per object, glibc malloc+free " fig("small_glibc_pass1_ns", " ns"), \
+        "region ≥ 5× glibc", verdict(has(n), v(n) >= 5, times(n)))
+    a = "small_region-4k_pass1_ns"; b = "small_glibc_pass1_ns"
+    row("small objects, fresh process, the region in 4 KiB pages (`GB_HUGE=off`)", \
+        "region " fig(a, " ns") " per object: " (has(a) && has(b) && val[a] > 0 ? num(val[b] / val[a]) "×" : "not measured") " glibc", "—", "—")
+    row("small objects, the same process again (pass 2)", \
+        "region " fig("small_region-map_pass2_ns", " ns") ", glibc " fig("small_glibc_pass2_ns", " ns") ": " \
+        times("small_x_glibc_pass2") " glibc", "—", "—")
+    a = "small_x_obstack_pass1"; b = "small_x_obstack_pass2"
+    row("small objects against obstack", "pass 1 " times(a) ", pass 2 " times(b), "not behind (≥ 1×)", \
+        verdict(has(a) && has(b), v(a) >= 1 && v(b) >= 1, times(a) ", " times(b)))
+    line = ""
+    split("talloc apr jemalloc mimalloc", peers, " ")
+    split("talloc|APR|jemalloc|mimalloc", shown, "|")
+    for (i = 1; i <= 4; i++)
+        line = line (i > 1 ? "; " : "") shown[i] " " times("small_x_" peers[i] "_pass1") " / " times("small_x_" peers[i] "_pass2")
+    row("small objects against the other peers (pass 1 / pass 2)", line, "—", "—")
+    line = ""
+    split("region-map region-4k region-heap glibc jemalloc mimalloc talloc apr obstack", peers, " ")
+    split("region (map)|region (map, 4 KiB pages)|region (heap)|glibc|jemalloc|mimalloc|talloc|APR|obstack", shown, "|")
+    for (i = 1; i <= 9; i++) {
+        line = line (i > 1 ? "; " : "") shown[i] " " mib("resident_" peers[i] "_after_mib")
+        if (has("resident_" peers[i] "_after_mib") && has("resident_" peers[i] "_purged_mib") && peers[i] !~ /^region/)
+            line = line " (" sprintf("%.1f", val["resident_" peers[i] "_purged_mib"]) " after its purge call)"
+    }
+    row("resident right after the small objects are freed", line, "—", "—")
+
+    # The whole churn.
+    regs = has("churn_regions_count") ? count(val["churn_regions_count"]) " regions" : "regions"
+    split("malloc-back|malloc-back-lib", base, "|")
+    split("program build|library build: glibc reusing its heap", what, "|")
+    for (i = 1; i <= 2; i++) {
+        n = "churn_ratio_map_vs_" base[i]
+        row("churn, " regs " of 1–8 MB: map against `" base[i] "` (" what[i] ")", \
+            "map " fig("churn_map_s", " s") ", " base[i] " " fig("churn_" base[i] "_s", " s"), "within 1.2×", \
+            verdict(has(n), v(n) <= 1.2, times(n)))
+    }
+    hv = has("churn_heap_s") && has("churn_map_s") && val["churn_map_s"] > 0 ? num(val["churn_heap_s"] / val["churn_map_s"]) "×" : "not measured"
+    row("churn: heap source against map", "heap " fig("churn_heap_s", " s") ": " hv " map", "—", "—")
+    n = "churn_map_resident_mib"
+    row("churn: resident right after the last leave", "map " mib(n) "; malloc-back-lib " mib("churn_malloc-back-lib_resident_mib"), \
+        "under 64 MiB", verdict(has(n), v(n) < 64, mib(n)))
+
+    # The churn per region size: the target is every size.
+    nk = split("64 128 256 512 1024 2048 4096 8192 16384 32768 65536", kib, " ")
+    bound = has("churn_cache_bound_mib") ? val["churn_cache_bound_mib"] : -1
+    met = 0; measured = 0; worst = 0; worstk = 0
+    for (i = 1; i <= nk; i++) {
+        r = "curve_ratio_map_vs_malloc-back-lib_" kib[i] "k"; res = "curve_map_" kib[i] "k_resident_mib"
+        if (!has(r) || !has(res) || bound < 0) { ok[i] = "not measured"; continue }
+        measured++
+        good = val[r] <= 1 && val[res] <= bound
+        ok[i] = good ? "met" : "missed"
+        met += good
+        if (val[r] > worst) { worst = val[r]; worstk = kib[i] }
+    }
+    line = measured ? "at or below at " met " of " nk " sizes; slowest against it " num(worst) "× at " size(worstk) " (table below)" : "not measured"
+    row("churn by region size, 64 KB–64 MB: map against `malloc-back-lib`", line, \
+        "at or below at every size, resident after leave ≤ " (bound >= 0 ? sprintf("%g", bound) " MiB (the cache bound)" : "the cache bound"), \
+        verdict(measured == nk, met == nk, met " of " nk))
+    a = "curve_map_8192k_us_per_mib"; n = "curve_ratio_map_vs_floor-huge_8192k"
+    row("8 MiB regions against the huge-page floor", "map " fig(a, " µs/MiB") ", floor " fig("physics_floor_huge_us_per_mib", " µs/MiB"), \
+        "the ratio, reported", has(n) ? num(val[n]) "× the floor" : "not measured")
+
+    # Small regions.
+    regs = has("small_regions_count") ? count(val["small_regions_count"]) : "many"
+    row(regs " small regions of 3,000 B, all left", "slabs: " mib("small_regions_resident_slab") " resident after, " \
+        fig("small_regions_ns_slab", " ns") " per region; malloc: " mib("small_regions_resident_malloc") ", " \
+        fig("small_regions_ns_malloc", " ns"), "—", "—")
+
+    # The per-size table.
+    print ""
+    per = has("curve_mib_per_size") ? num(val["curve_mib_per_size"]) " MiB of regions per size" : "regions of each size"
+    print "Churn by region size (" per ", median of " (has("curve_rounds") ? val["curve_rounds"] : "some") \
+        " rounds; µs per MiB allocated and written; resident in MiB above the baseline right after the last leave):"
+    print ""
+    line = "| region |"; sep = "|---|"
+    for (i = 1; i <= nk; i++) { line = line " " size(kib[i]) " |"; sep = sep "---|" }
+    print line; print sep
+    split("map µs/MiB|malloc-back-lib µs/MiB|map / malloc-back-lib|map resident|map cache hits / faults per region|malloc-back-lib faults per region|target", label, "|")
+    for (j = 1; j <= 7; j++) {
+        line = "| " label[j] " |"
+        for (i = 1; i <= nk; i++) {
+            k = kib[i] "k"
+            if (j == 1) c = fig("curve_map_" k "_us_per_mib", "")
+            else if (j == 2) c = fig("curve_malloc-back-lib_" k "_us_per_mib", "")
+            else if (j == 3) c = times("curve_ratio_map_vs_malloc-back-lib_" k)
+            else if (j == 4) c = has("curve_map_" k "_resident_mib") ? sprintf("%.1f", val["curve_map_" k "_resident_mib"]) : "not measured"
+            else if (j == 5) c = has("curve_map_" k "_cache_hits_per_region") && has("curve_map_" k "_faults_per_region") ? \
+                sprintf("%.1f", val["curve_map_" k "_cache_hits_per_region"]) " / " sprintf("%.0f", val["curve_map_" k "_faults_per_region"]) : "not measured"
+            else if (j == 6) c = has("curve_malloc-back-lib_" k "_faults_per_region") ? sprintf("%.0f", val["curve_malloc-back-lib_" k "_faults_per_region"]) : "not measured"
+            else c = ok[i]
+            line = line " " c " |"
+        }
+        print line
+    }
+}' "$meta" "$tsv" >"$table"
+
+if ((print)); then
+    cat "$table"
+    exit 0
+fi
+
+awk -v begin="$begin" -v end="$end" -v table="$table" '
+$0 == begin {
+    print
+    print "<!-- made by ci/bench_readme.sh from build/bench/bench.tsv (make bench): edit the script, not the table -->"
+    while ((getline line < table) > 0) print line
+    skip = 1
+    next
+}
+$0 == end { skip = 0 }
+!skip' "$readme" >"$readme.tmp"
+cat "$readme.tmp" >"$readme"
+echo "bench_readme.sh: README.md: performance table rewritten from ${tsv#"$root/"}"
