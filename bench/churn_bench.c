@@ -85,6 +85,17 @@ static const size_t curve_sizes[CURVE_POINTS] = {
     4 * MIB,  8 * MIB,   16 * MIB,  32 * MIB,  64 * MIB,
 };
 
+/* Before the baseline: one region entered and left, a sweep, and the
+ * child's first line of output, so that what the runtime sets up once
+ * and stdio's buffer are in the baseline, and the resident size after a
+ * leave above it is what the leaves kept. */
+static void settle(void)
+{
+    gb_leave(gb_enter());
+    gb_sweep();
+    printf("source %s build %s\n", gb_blocks_name(), gb_build_kind());
+}
+
 static void init_source(const char *source)
 {
     gb_options o;
@@ -104,7 +115,7 @@ static void init_source(const char *source)
 static void child_churn(const char *source, long iterations, int segment)
 {
     init_source(source);
-    printf("source %s build %s\n", gb_blocks_name(), gb_build_kind());
+    settle();
     gbgate_checkpoint("baseline", NULL);
     uint64_t seed = 7 + (uint64_t)segment * 1000003u, sizes = 1234 + (uint64_t)segment * 7919u;
     double bytes = 0, t0 = bench_now();
@@ -136,6 +147,7 @@ static uint64_t cache_hits(void)
 static void child_curve(const char *source, long point_mib)
 {
     init_source(source);
+    settle();
     gbgate_checkpoint("baseline", NULL);
     uint64_t seed = 11;
     for (int k = 0; k < CURVE_POINTS; k++) {
@@ -579,6 +591,10 @@ int main(int argc, char **argv)
      * size, while giving back all but the cache's bound: a cache of
      * recently returned blocks is what lets it reuse warm pages too. The
      * program build is printed beside it. */
+    /* Resident after leave is read from outside: beside what the runtime
+     * kept, the child's own stack and stdio touch a page or so after its
+     * baseline (4 KiB, measured); 64 KiB is allowed for them. */
+    const double slack = 64.0 / 1024;
     double bound = cache_bound_mib();
     for (int pass = 0; pass < 2; pass++) {
         variant *base = pass == 0 ? mbl : mb;
@@ -587,7 +603,7 @@ int main(int argc, char **argv)
         int met = 0;
         if (pass == 0 && bound >= 0)
             printf("target: map at or below %s at every size, resident after leave at most %.0f MiB (the cache's "
-                   "bound):\n ", base->name, bound);
+                   "bound) and 64 KiB of the child's own:\n ", base->name, bound);
         else if (pass == 0)
             printf("target: map at or below %s at every size (the cache's bound unknown: resident not "
                    "checked):\n ", base->name);
@@ -595,7 +611,7 @@ int main(int argc, char **argv)
             printf("beside it, map against %s:\n ", base->name);
         for (int p = 0; p < CURVE_POINTS; p++) {
             double r = med(map->curve[p], map->runs) / med(base->curve[p], base->runs);
-            bool ok = r <= 1.0 && (pass == 1 || bound < 0 || map->curve_after_mib[p] <= bound);
+            bool ok = r <= 1.0 && (pass == 1 || bound < 0 || map->curve_after_mib[p] <= bound + slack);
             char sz[24];
             printf(" %s %.2fx%s", size_name(curve_sizes[p], sz, sizeof sz), r, ok ? "" : "!");
             met += ok;
@@ -635,8 +651,10 @@ int main(int argc, char **argv)
     printf("\n");
     bench_line("curve_mib_per_size", (double)point_mib, "MiB");
     bench_line("curve_rounds", rounds, "rounds");
-    if (bound >= 0)
+    if (bound >= 0) {
         bench_line("churn_cache_bound_mib", bound, "MiB");
+        bench_line("churn_resident_slack_mib", slack, "MiB");
+    }
     for (int p = 0; p < CURVE_POINTS; p++) {
         size_t kib = curve_sizes[p] / KIB;
         for (int i = 0; i < NVARIANTS; i++) {

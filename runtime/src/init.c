@@ -119,9 +119,9 @@ static void configure(const gb_options *o)
 
     /* Huge pages pay where a block is mostly written: a fault then fills
      * 2 MiB for little more than the cost of zeroing it, about a tenth of
-     * what 512 faults of 4 KiB cost (churn_bench's physics). They apply to mapped
-     * blocks only, and only past a huge page, so a small region is not
-     * made to fault in 2 MiB. */
+     * what 512 faults of 4 KiB cost (churn_bench's physics). They apply
+     * to mapped blocks only, and only past a huge page, so a small region
+     * is not made to fault in 2 MiB. */
     gb_huge huge = o->huge != GB_HUGE_AUTO ? o->huge : (gb_huge)env_word(&ENV_HUGE);
     if (huge != GB_HUGE_AUTO && huge != GB_HUGE_ON && huge != GB_HUGE_OFF)
         gb__die("gb_init: huge=%d is not a gb_huge value", (int)huge);

@@ -123,7 +123,7 @@ static void thp_mode(char *mode, size_t n)
 
 /* The huge page size for the mode: hpage_pmd_size when THP hands any out
  * (2 MiB, the x86-64 value, if the kernel predates that file), else 0. */
-static size_t thp_size(const char *mode)
+static size_t thp_size(const char *mode, size_t page)
 {
     if (strcmp(mode, "always") != 0 && strcmp(mode, "madvise") != 0)
         return 0;
@@ -135,15 +135,16 @@ static size_t thp_size(const char *mode)
         fclose(f);
     }
     /* A usable size is a power of two above the page size. */
-    return v && (v & (v - 1)) == 0 ? (size_t)v : 0;
+    return v > page && (v & (v - 1)) == 0 ? (size_t)v : 0;
 }
 
 void gb__os_init(void)
 {
     static char mode[16];
-    thp_mode(mode, sizeof mode);
-    size_t huge = thp_size(mode);
     long ps = sysconf(_SC_PAGESIZE);
+    size_t page = ps > 0 ? (size_t)ps : 4096;
+    thp_mode(mode, sizeof mode);
+    size_t huge = thp_size(mode, page);
     gb__os = (gb__os_table){
         .map = gb__unix_map,
         .unmap = gb__unix_unmap,
@@ -152,7 +153,7 @@ void gb__os_init(void)
         .protect_none = gb__unix_protect_none,
         .remap = linux_remap,
         .resident = linux_resident,
-        .page_size = ps > 0 ? (size_t)ps : 4096,
+        .page_size = page,
         .huge_page = huge,
         .huge_mode = mode,
         .map_limit = linux_map_limit(),
