@@ -24,14 +24,20 @@
 
 /* The map source with the block cache off: these tests follow every
  * block to its munmap. */
-static void init_map(size_t budget)
+static void init_map_huge(size_t budget, gb_huge huge)
 {
     gb_options o;
     gb_options_init(&o);
     o.blocks = GB_BLOCKS_MAP;
     o.cache_bytes = GB_CACHE_OFF;
     o.map_budget = budget;
+    o.huge = huge;
     gb_init(&o);
+}
+
+static void init_map(size_t budget)
+{
+    init_map_huge(budget, GB_HUGE_AUTO);
 }
 
 static void fill(size_t bytes)
@@ -278,12 +284,7 @@ static void at_the_map_limit(void)
 {
     /* Without huge pages the blocks are 1 MiB at most and side by side,
      * so the kernel merges them and unmapping one splits a mapping. */
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_MAP;
-    o.cache_bytes = GB_CACHE_OFF;
-    o.huge = GB_HUGE_OFF;
-    gb_init(&o);
+    init_map_huge(0, GB_HUGE_OFF);
     gb_region *r = gb_enter();
     fill(48 * MIB);
     size_t maps = gbt_stats().mappings;
