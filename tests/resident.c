@@ -10,6 +10,7 @@
  */
 #include "gbtest.h"
 #include "giveback.h"
+#include "internal.h"
 #include "scenarios.h"
 
 #include <stdio.h>
@@ -71,6 +72,12 @@ GB_TEST(leave_400mb_heap)
     gb_options_init(&o);
     o.blocks = GB_BLOCKS_HEAP;
     gb_init(&o);
+    /* From malloc, a left block leaves only when malloc maps it: the heap
+     * source keeps the promise where a program build fixed glibc's mmap
+     * threshold, and nowhere else (macOS's malloc keeps what it is given;
+     * the gate region-400mb-heap runs on glibc only, for that reason). */
+    GBT_SKIP_IF(!gb__cfg.threshold_fixed, "malloc's mmap threshold was not fixed here (not glibc, or set by the "
+                                          "environment): malloc keeps the heap source's blocks");
     run_rounds();
 }
 
