@@ -59,8 +59,13 @@ GB_TEST(large_blocks_are_huge_and_leave_at_once)
      * (the 16 MiB it fills of it are in huge pages too). */
     CHECK(s.bytes_huge >= 30 * MIB);
     /* The kernel gives huge pages where it finds free 2 MiB runs; on a
-     * fragmented machine it may give some in 4 KiB pages instead. */
-    CHECK(peak.anon_huge > base.anon_huge);
+     * fragmented machine it may give some in 4 KiB pages instead. Under
+     * qemu-user the advice does not take (measured: AnonHugePages did not
+     * move while 32 MiB were entered), so only the leave is judged. */
+    if (GBT_EMULATED)
+        fprintf(stderr, "not judged under emulation: AnonHugePages while entered\n");
+    else
+        CHECK(peak.anon_huge > base.anon_huge);
     gb_leave(r);
     gb_resident after = resident();
     fprintf(stderr, "left: AnonHugePages %zu KiB, rss %zu MiB (%zu at start)\n", after.anon_huge / 1024,
