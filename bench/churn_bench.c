@@ -55,7 +55,8 @@ enum { ROUNDS_MAX = 9, SEGMENTS_MAX = 20, CURVE_POINTS = 11 };
 
 /* A piece size, log-uniform over [16 B, 2 * cap): an octave first, then a
  * point inside it. Most pieces are small; most bytes are in large ones,
- * some larger than the runtime's 1 MiB block cap (blocks of their own). */
+ * some larger than 1 MiB (blocks of their own without huge pages, where
+ * chains stop at 1 MiB). */
 static size_t piece(uint64_t *seed, size_t cap)
 {
     int octaves = 0;
