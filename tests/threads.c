@@ -4,8 +4,10 @@
  * budget, the list of failed unmaps) must hold under concurrent use. Run
  * under ThreadSanitizer by the tsan preset, this is also the race check.
  */
+#include "common.h"
 #include "gbtest.h"
 #include "giveback.h"
+#include "internal.h"
 #include "scenarios.h"
 
 #include <pthread.h>
@@ -217,4 +219,60 @@ GB_TEST(a_thread_that_exits_frees_the_regions_its_coroutines_pinned)
     CHECK_EQ(WEXITSTATUS(status), 0);
     CHECK(strstr(out, "giveback: a thread exited with 1 region entered; it was left at its exit") !=
           NULL);
+}
+
+/* ------------------------------------------ thread-locals gone first
+ *
+ * On Darwin a thread's thread-locals live in a block dyld frees (and
+ * libmalloc zeroes) in a key destructor of its own, created before the
+ * runtime's and so run before it: the runtime's exit hook must find the
+ * thread's state whole without them. Here a key made before the runtime's
+ * does the same to the runtime's one thread-local, in the same order, and
+ * a thread that kept cached blocks, a pooled stack and a signal stack must
+ * still give them all back. */
+
+static pthread_key_t tls_eater;
+
+static void eat_tls(void *arg)
+{
+    (void)arg;
+    memset(&gb__tls, 0, sizeof gb__tls);
+}
+
+static void *keep_things_then_exit(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pthread_setspecific(tls_eater, (void *)1), 0);
+    gb_region *r = gb_enter();
+    memset(gb_alloc(256 * 1024), 1, 256 * 1024);
+    gb_leave(r);
+    gb_coro *c = gb_coro_new(gbs_hold_once, NULL, 0);
+    gb_coro_resume(c);
+    gb_coro_resume(c);
+    gb_coro_free(c);
+    gb_stats s;
+    gb_stats_get(&s);
+    CHECK(s.bytes_cached > 0);
+    CHECK(s.stacks_pooled > 0);
+    return NULL;
+}
+
+static void tls_gone_before_the_hook(void)
+{
+    /* Before the runtime makes its key (with this thread's state). */
+    CHECK_EQ(pthread_key_create(&tls_eater, eat_tls), 0);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, keep_things_then_exit, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    gbt_check_all_given_back();
+    gb_stats s;
+    gb_stats_get(&s);
+    CHECK_EQ(s.bytes_cached, 0);
+    CHECK_EQ(s.mappings_cached, 0);
+    CHECK_EQ(s.stacks_pooled, 0);
+}
+
+GB_TEST(a_thread_whose_thread_locals_go_first_still_gives_everything_back)
+{
+    CHECK_EQ(gbt_in_child(tls_gone_before_the_hook), 0);
 }

@@ -245,8 +245,6 @@ static bool cache_push(gb__chunk c)
      * cost one per 4 KiB page. */
     if (!make_room(t, c.size, !c.huge))
         return false;
-    if (t->cache.bytes == 0)
-        gb__thread_arm_exit(t);
     *(void **)c.base = t->cache.head[k];
     /* Given back, it stays mapped: under ASan, any touch of it from now on
      * is reported, as a freed heap block's would be. */

@@ -196,12 +196,9 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
     size = gb__round_up_checked(size, gb__os.page_size, "gb_coro_new");
     gb__thread *t = gb__self();
     gb__overflow_install(t);
-    if (!t->made_coros) {
-        /* Its coroutines must be known as an exited thread's when it
-         * exits (gb__coro_at_exit). */
-        t->made_coros = true;
-        gb__thread_arm_exit(t);
-    }
+    /* Its coroutines must be known as an exited thread's when it exits
+     * (gb__coro_at_exit). */
+    t->made_coros = true;
     gb_coro *c = calloc(1, sizeof *c);
     if (!c)
         gb__die("out of memory: no coroutine descriptor");

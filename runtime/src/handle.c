@@ -95,7 +95,6 @@ static uint32_t entry_take(gb__thread *t)
     dir[e].next = 0;
     atomic_store_explicit(&dir[e].owner, t, memory_order_relaxed);
     pthread_mutex_unlock(&dir_lock);
-    gb__thread_arm_exit(t);
     return e;
 }
 

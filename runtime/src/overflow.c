@@ -72,7 +72,6 @@ static void install_altstack(gb__thread *t)
     t->overflow.prev_sp = cur.ss_sp;
     t->overflow.prev_size = cur.ss_size;
     t->overflow.prev_flags = cur.ss_flags & SS_DISABLE;
-    gb__thread_arm_exit(t);
 }
 
 void gb__overflow_release(gb__thread *t)

@@ -35,7 +35,6 @@ static gb__stack_pool *pool_of(gb__thread *t)
         if (!t->pool)
             gb__die("out of memory: no stack pool (%zu bytes)", sizeof *t->pool);
         GB__ADD(bytes_meta, sizeof *t->pool);
-        gb__thread_arm_exit(t);
     }
     return t->pool;
 }

@@ -4,9 +4,15 @@
  * the regions it entered, those it retired, its descriptor pages, pooled
  * stacks, cached blocks and signal stack. A thread may end at any time,
  * with regions still entered, so what it holds is given back by a key
- * destructor, armed the first time the thread is given something to give
- * back (gb__thread_arm_exit). gb_sweep gives back what a running thread
- * keeps for speed; gb_safepoint does so every GB_STRESS-th call, for tests.
+ * destructor, armed when the state is made. The state is on the heap and
+ * the key's value points to it: on Darwin, thread-locals live in a block
+ * that dyld frees in a key destructor of its own, older than ours, so a
+ * destructor handed the TLS block's address would find it freed (and, as
+ * libmalloc zeroes on free, empty: nothing would be given back). The
+ * destructor points this thread's TLS at the state again before it works,
+ * since what it calls finds the thread through gb__self. gb_sweep gives
+ * back what a running thread keeps for speed; gb_safepoint does so every
+ * GB_STRESS-th call, for tests.
  */
 #include "chunk.h"
 #include "coro.h"
@@ -19,22 +25,32 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-_Thread_local gb__thread gb__tls;
+_Thread_local gb__thread *gb__tls;
 
-void gb__thread_init(gb__thread *t)
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static void exit_key_make(void);
+
+gb__thread *gb__thread_new(void)
 {
+    gb__thread *t = calloc(1, sizeof *t);
+    if (!t)
+        gb__die("out of memory: no state for this thread (%zu bytes)", sizeof *t);
     t->cur = &t->main_stack;
     gb__list_init(&t->frozen);
     gb__list_init(&t->retired_pinned);
     gb__list_init(&t->retired_dirty);
     gb__list_init(&t->davail);
+    pthread_once(&exit_key_once, exit_key_make);
+    if (pthread_setspecific(exit_key, t) != 0)
+        gb__die("pthread_setspecific failed: cannot give this thread's memory back at its exit");
+    gb__tls = t;
+    return t;
 }
 
 /* ---------------------------------------------------------- thread exit */
-
-static pthread_key_t exit_key;
-static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 /* Leaves the regions still entered on t's own stack, saying so: a leak the
  * thread can no longer fix, so the memory is given back and the misuse
@@ -54,6 +70,7 @@ static void leave_entered(gb__thread *t)
 static void at_exit(void *arg)
 {
     gb__thread *t = arg;
+    gb__tls = t;
     /* Regions first: leaving them may put blocks in the cache and retry
      * what pinned them, which the rest then gives back. Whatever is still
      * retired is pinned by this thread's coroutines, which can never run
@@ -67,6 +84,10 @@ static void at_exit(void *arg)
     gb__overflow_release(t);
     if (t->made_coros)
         gb__coro_at_exit(t);
+    /* A destructor of another key that runs after this one and calls into
+     * the runtime gets a new state, and this hook again for it. */
+    gb__tls = NULL;
+    free(t);
 }
 
 static void exit_key_make(void)
@@ -75,11 +96,6 @@ static void exit_key_make(void)
         gb__die("pthread_key_create failed: cannot give a thread's memory back at its exit");
 }
 
-void gb__thread_arm_exit(gb__thread *t)
-{
-    pthread_once(&exit_key_once, exit_key_make);
-    pthread_setspecific(exit_key, t);
-}
 
 /* ------------------------------------------------- tidying a live thread */
 

@@ -3,9 +3,9 @@
  *
  * Regions and coroutines are per thread: a thread's regions, coroutines,
  * retired regions, descriptor pages, pooled stacks and cached blocks all
- * hang off its gb__thread, which lives in TLS. thread.c gives all of it
- * back when the thread exits, and holds the two entry points that tidy a
- * thread while it runs, gb_sweep and gb_safepoint.
+ * hang off its gb__thread. thread.c gives all of it back when the thread
+ * exits, and holds the two entry points that tidy a thread while it runs,
+ * gb_sweep and gb_safepoint.
  */
 #ifndef GB_THREAD_H
 #define GB_THREAD_H
@@ -17,11 +17,11 @@
 
 typedef struct gb__stack_pool gb__stack_pool;
 
-/* Per-thread state.
+/* Per-thread state, on the heap (gb__self makes it), so that the thread's
+ * exit hook finds it whole whatever the C library has done to the thread's
+ * TLS block by then (thread.c).
  *   - cur is &main_stack while the thread runs on its own stack, else the
  *     running coroutine's region stack; cur_coro is that coroutine or NULL;
- *     cur is NULL only before gb__self first sees the thread, which then
- *     initialises the lists (gb__thread_init);
  *   - frozen lists every coroutine of this thread whose stack is frozen
  *     (suspended, or running but waiting on one it resumed), most recently
  *     frozen first (through gb_coro.flink): exactly the stacks a pin check
@@ -44,7 +44,8 @@ struct gb__thread {
      * thread's directory entries whose page was given back (index + 1,
      * 0 for none), reused before the shared pool (handle.c). dspare is
      * an empty page kept for the next region, counted as a cached block
-     * (bytes_cached, mappings_cached; outside cache.bytes and its bound)
+     * (bytes_cached, mappings_cached; within the process's bound, outside
+     * cache.bytes)
      * until gb_sweep or thread exit (gb__handle_trim). */
     gb__list davail;
     gb__dpage *dspare;
@@ -55,26 +56,24 @@ struct gb__thread {
     bool made_coros; /* gb_coro_new ran on this thread */
 };
 
-/* This thread's state. initial-exec TLS: one load from the thread pointer,
- * which coroutine switches hit twice per round trip; the struct is small
- * enough for the static TLS surplus a dlopen'ed library may use. */
-extern _Thread_local gb__thread gb__tls __attribute__((tls_model("initial-exec")));
+/* This thread's state, or NULL before gb__self first sees the thread.
+ * initial-exec TLS: one load from the thread pointer, which coroutine
+ * switches hit twice per round trip. */
+extern _Thread_local gb__thread *gb__tls __attribute__((tls_model("initial-exec")));
 
-/* Sets up a thread's state the first time gb__self sees it. */
-void gb__thread_init(gb__thread *t);
+/* Makes this thread's state: zeroed, its lists initialised, and its exit
+ * hook armed (when the thread exits, its regions still entered are left,
+ * saying so on stderr, its retired regions freed, its descriptor pages,
+ * stack pool, block cache and signal stack given back, and the state
+ * freed). Stops the process when malloc fails. */
+gb__thread *gb__thread_new(void);
 
 static inline gb__thread *gb__self(void)
 {
-    gb__thread *t = &gb__tls;
-    if (GB__UNLIKELY(!t->cur))
-        gb__thread_init(t);
+    gb__thread *t = gb__tls;
+    if (GB__UNLIKELY(!t))
+        t = gb__thread_new();
     return t;
 }
-
-/* Arms the exit hook of t (idempotent): when the thread exits, its regions
- * still entered are left (saying so on stderr), its retired regions freed,
- * and its descriptor pages, stack pool, block cache and signal stack given
- * back. Called by whatever first gives t something to give back. */
-void gb__thread_arm_exit(gb__thread *t);
 
 #endif /* GB_THREAD_H */
