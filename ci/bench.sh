@@ -46,7 +46,7 @@ gb_require bench.sh "base gate bench" cmake cc
 # The release build (RelWithDebInfo: -O2; the benchmarks add -O2 of their
 # own), the same tree the gates use.
 build=build/release
-cmake --preset release "${generator[@]}" "${werror[@]}" >/dev/null
+cmake --preset release ${generator[@]+"${generator[@]}"} ${werror[@]+"${werror[@]}"} >/dev/null
 cmake --build --preset release --parallel "$jobs" --target benchmarks
 bin="$root/$build/bench"
 
@@ -55,7 +55,7 @@ bin="$root/$build/bench"
 if cmake --build --preset release --parallel "$jobs" --target gbprobe >/dev/null 2>&1; then
     gbprobe="$root/$build/tools/gbprobe"
 else
-    cmake -S tools -B build/tools "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${werror[@]}" >/dev/null
+    cmake -S tools -B build/tools ${generator[@]+"${generator[@]}"} -DCMAKE_BUILD_TYPE=Release ${werror[@]+"${werror[@]}"} >/dev/null
     cmake --build build/tools --parallel "$jobs"
     gbprobe="$root/build/tools/gbprobe"
 fi

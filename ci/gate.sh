@@ -29,9 +29,10 @@ gb_require gate.sh "base gate" cmake bats ps awk cc
 # in one and not the other would go unbuilt or unjudged.
 check_columns() {
     local expected="$1" faults="$2" b
-    local -a have want missing=() extra=()
-    mapfile -t have < <(awk -F'\t' '!/^#/ && $1 == "gate" { for (i = 3; i <= NF; i++) print $i; exit }' "$expected")
-    mapfile -t want < <(echo clean; awk -F'\t' '!/^#/ && NF && $1 != "poison" { print $1 }' "$faults")
+    local -a have=() want=() missing=() extra=()
+    # read loops, not mapfile: macOS ships bash 3.2, which has no mapfile.
+    while IFS= read -r b; do have+=("$b"); done < <(awk -F'\t' '!/^#/ && $1 == "gate" { for (i = 3; i <= NF; i++) print $i; exit }' "$expected")
+    while IFS= read -r b; do want+=("$b"); done < <(echo clean; awk -F'\t' '!/^#/ && NF && $1 != "poison" { print $1 }' "$faults")
     [[ "${have[*]}" == "${want[*]}" ]] && return 0
     for b in "${want[@]}"; do
         [[ " ${have[*]} " == *" $b "* ]] || missing+=("$b")
@@ -51,7 +52,7 @@ check_columns() {
 check_columns gates/expected.tsv poisons/faults.tsv
 echo "gate.sh: builds: the columns of gates/expected.tsv match poisons/faults.tsv"
 
-cmake --preset release "${generator[@]}" "${werror[@]}" >/dev/null
+cmake --preset release ${generator[@]+"${generator[@]}"} ${werror[@]+"${werror[@]}"} >/dev/null
 cmake --build --preset release --parallel "$jobs"
 
 echo "gate.sh: the kit's own tests (gates/kit/test/kit.bats)"

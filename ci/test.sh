@@ -49,7 +49,7 @@ fuzz_smoke() {
 
 preset() {
     local p="$1"
-    cmake --preset "$p" "${generator[@]}" "${werror[@]}" &&
+    cmake --preset "$p" ${generator[@]+"${generator[@]}"} ${werror[@]+"${werror[@]}"} &&
         cmake --build --preset "$p" --parallel "$jobs" &&
         ctest --preset "$p" --parallel "$jobs"
 }
@@ -63,14 +63,14 @@ for s in $stages; do
         lint) stage lint ci/lint.sh ;;
         arm64)
             if [[ "$os" == Linux && "$arch" == x86_64 ]]; then
-                stage arm64 ci/cross-arm64.sh "${generator[@]}" "${werror[@]}"
+                stage arm64 ci/cross-arm64.sh ${generator[@]+"${generator[@]}"} ${werror[@]+"${werror[@]}"}
             else
                 echo "=== stage arm64: only cross-built from x86-64 Linux (this is $os $arch)"
             fi
             ;;
         macos)
             if [[ "$os" == Linux && "$arch" == x86_64 ]]; then
-                stage macos ci/cross-macos.sh "${generator[@]}" "${werror[@]}"
+                stage macos ci/cross-macos.sh ${generator[@]+"${generator[@]}"} ${werror[@]+"${werror[@]}"}
             else
                 echo "=== stage macos: only cross-built from x86-64 Linux (this is $os $arch)"
             fi

@@ -80,7 +80,7 @@ gk_platform_is() {
 gk_field() {
     local w words
     read -r -a words <<<"$1"
-    for w in "${words[@]}"; do
+    for w in ${words[@]+"${words[@]}"}; do   # empty under set -u before bash 4.4
         if [[ "$w" == "$2="* ]]; then
             echo "${w#*=}"
             return 0
@@ -96,7 +96,8 @@ gk_field() {
 # program under measure.
 gk_tick() {
     if [[ -n "${EPOCHREALTIME:-}" && -n "${GK_T0_US:-}" ]]; then
-        local now="${EPOCHREALTIME//[.,]/}"
+        local now="${EPOCHREALTIME:-}"
+        now="${now//[.,]/}"
         GK_ELAPSED_US=$((10#$now - 10#$GK_T0_US))
     else
         GK_ELAPSED_US=$(((SECONDS - GK_T0_S) * 1000000))
@@ -140,7 +141,9 @@ gk_start() {
     GK_DETAIL=
     GK_PEAK_KIB=0
     GK_T0_S=$SECONDS
-    GK_T0_US="${EPOCHREALTIME//[.,]/}"
+    # Empty under bash before 5.0 (macOS ships 3.2), which gk_tick knows.
+    GK_T0_US="${EPOCHREALTIME:-}"
+    GK_T0_US="${GK_T0_US//[.,]/}"
     GK_GUARD_RSS_KIB="${GK_GUARD_RSS_KIB:-$GK_DEFAULT_GUARD_RSS_KIB}"
     GK_GUARD_S="${GK_GUARD_S:-$GK_DEFAULT_GUARD_S}"
 }

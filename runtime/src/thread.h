@@ -57,8 +57,9 @@ struct gb__thread {
 };
 
 /* This thread's state, or NULL before gb__self first sees the thread.
- * initial-exec TLS: one load from the thread pointer, which coroutine
- * switches hit twice per round trip. */
+ * initial-exec TLS: on ELF one load from the thread pointer, which
+ * coroutine switches hit twice per round trip (Mach-O reaches every
+ * thread-local through dyld's accessor). */
 extern _Thread_local gb__thread *gb__tls __attribute__((tls_model("initial-exec")));
 
 /* Makes this thread's state: zeroed, its lists initialised, and its exit

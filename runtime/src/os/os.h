@@ -29,7 +29,9 @@ typedef struct gb__os_table {
     int (*unmap)(void *p, size_t n);
 
     /* Gives the pages of [p, p+n) back to the OS now, keeping the range
-     * mapped and reading as zero afterwards. The memory leaves at once by
+     * mapped; its contents are undefined afterwards (zero on Linux; on
+     * macOS the old bytes until the kernel reclaims the pages), so no
+     * caller may count on them. The memory leaves at once by
      * the OS's own reading of it: on Linux the resident size drops
      * (MADV_DONTNEED; MADV_FREE, which leaves pages counted until the
      * kernel wants them, must not be used); on macOS the footprint drops
