@@ -35,6 +35,10 @@ void bench_line(const char *name, double value, const char *unit);
 /* The median of n values (sorts v in place); 0 when n is 0. */
 double bench_median(double *v, int n);
 
+/* This process's minor page faults so far (getrusage): each a fresh page
+ * the kernel handed out. */
+long bench_minor_faults(void);
+
 /* A small, fast, seeded generator, so every peer sees the same sizes. */
 uint64_t bench_rand(uint64_t *state);
 

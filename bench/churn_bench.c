@@ -43,7 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #define KIB ((size_t)1024)
@@ -131,13 +130,6 @@ static void child_churn(const char *source, long iterations, int segment)
     gbgate_checkpoint("left", NULL);
 }
 
-static long minor_faults(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_minflt;
-}
-
 static uint64_t cache_hits(void)
 {
     gb_stats st;
@@ -159,12 +151,12 @@ static void child_curve(const char *source, long point_mib)
         /* The counters are read outside the timed loop, so counting costs
          * the figure nothing. */
         uint64_t hits0 = cache_hits();
-        long faults0 = minor_faults();
+        long faults0 = bench_minor_faults();
         double t0 = bench_now();
         for (long i = 0; i < n; i++)
             one_region(&seed, size, size < MIB ? size : MIB, (int)i);
         double t = bench_now() - t0;
-        long faults = minor_faults() - faults0;
+        long faults = bench_minor_faults() - faults0;
         uint64_t hits = cache_hits() - hits0;
         char key[32];
         snprintf(key, sizeof key, "curve%d", k);

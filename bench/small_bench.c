@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #if defined(SMALL_PEER_JEMALLOC)
@@ -127,17 +126,10 @@ static void *must(void *p)
     return p;
 }
 
-static long minor_faults(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_minflt;
-}
-
 /* One pass: fills, frees, reports the two phases and the page faults. */
 static void pass(work *w, int k)
 {
-    long f0 = minor_faults();
+    long f0 = bench_minor_faults();
     double t0 = bench_now(), t1;
     const char *peer = w->peer;
     if (strcmp(peer, "glibc") == 0 || strcmp(peer, "jemalloc") == 0 || strcmp(peer, "mimalloc") == 0) {
@@ -200,7 +192,7 @@ static void pass(work *w, int k)
         exit(2);
     }
     double t2 = bench_now();
-    long f1 = minor_faults();
+    long f1 = bench_minor_faults();
     char key[32];
     snprintf(key, sizeof key, "faults%d", k);
     bench_result(key, (double)(f1 - f0) * 1000.0 / (double)w->n);
@@ -265,14 +257,14 @@ static void child(void *arg)
         /* The allocation alone: the same sizes, nothing written, so the
          * pages are never faulted in (the runtime writes only its block
          * headers). What a region costs besides the kernel's faults. */
-        long f0 = minor_faults();
+        long f0 = bench_minor_faults();
         double t0 = bench_now();
         gb_region *r = gb_enter();
         for (size_t i = 0; i < w->n; i++)
             gb_alloc(w->sizes[i]);
         gb_leave(r);
         bench_result("bare", (bench_now() - t0) * 1e9 / (double)w->n);
-        bench_result("bare_faults", (double)(minor_faults() - f0) * 1000.0 / (double)w->n);
+        bench_result("bare_faults", (double)(bench_minor_faults() - f0) * 1000.0 / (double)w->n);
     }
 #endif
     printf("purge %s\n", purge(w->peer));

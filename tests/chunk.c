@@ -210,16 +210,6 @@ GB_TEST(growth_by_remap_keeps_contents)
     CHECK_EQ(gbt_stats().bytes_mapped, 0);
 }
 
-static size_t vm_size(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long long pages = 0;
-    if (!f || fscanf(f, "%llu", &pages) != 1)
-        _exit(77);
-    fclose(f);
-    return (size_t)pages * gb__os.page_size;
-}
-
 static void under_rlimit_as(void)
 {
     init_map(0);
@@ -233,7 +223,10 @@ static void under_rlimit_as(void)
         free(warm[i]);
     /* Then let the address space grow by 1 MiB at most: every mmap of a
      * block fails from here on. */
-    struct rlimit rl = {vm_size() + MIB, vm_size() + MIB};
+    size_t vm = gbt_vm_size();
+    if (!vm)
+        _exit(77);
+    struct rlimit rl = {vm + MIB, vm + MIB};
     CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
     gb_region *r = gb_enter();
     for (int i = 0; i < 64; i++)

@@ -5,6 +5,9 @@
 #include "gbtest.h"
 #include "giveback.h"
 
+#include <stdio.h>
+#include <unistd.h>
+
 static inline gb_stats gbt_stats(void)
 {
     gb_stats s;
@@ -20,6 +23,19 @@ static inline gb_stats gbt_stats(void)
 #define GBT_ZERO_GB_STAT_SETTING(name)
 #define GBT_ZERO_GB_STAT_SINCE(name)
 #define GBT_ZERO(kind, type, name) GBT_ZERO_##kind(name)
+
+/* The address space the process has mapped, in bytes (statm's first
+ * field, in pages), or 0 where there is no /proc to read it from. */
+static inline size_t gbt_vm_size(void)
+{
+    FILE *f = fopen("/proc/self/statm", "re");
+    if (!f)
+        return 0;
+    unsigned long long pages = 0;
+    int got = fscanf(f, "%llu", &pages);
+    fclose(f);
+    return got == 1 ? (size_t)pages * (size_t)sysconf(_SC_PAGESIZE) : 0;
+}
 
 static inline void gbt_check_all_given_back(void)
 {

@@ -205,16 +205,12 @@ GB_TEST(a_failing_aligned_map_maps_unaligned)
     gbt_check_all_given_back();
 }
 
-/* The address space the process has mapped, in bytes (statm's first
- * field, in pages). */
 static size_t vm_size(void)
 {
-    FILE *f = fopen("/proc/self/statm", "re");
-    unsigned long long pages = 0;
-    if (!f || fscanf(f, "%llu", &pages) != 1)
+    size_t v = gbt_vm_size();
+    if (!v)
         gbt_fail(__FILE__, __LINE__, "cannot read /proc/self/statm");
-    fclose(f);
-    return (size_t)pages * gb__os.page_size;
+    return v;
 }
 
 /* The OS layer's aligned mapping takes exactly its size: what it mapped

@@ -98,6 +98,11 @@ static bool cache_reserve(size_t size)
     return true;
 }
 
+void gb__chunk_cache_unreserve(size_t size)
+{
+    atomic_fetch_sub_explicit(&cache_total, size, memory_order_relaxed);
+}
+
 void gb__chunk_count_cached(size_t size, bool cached)
 {
     if (cached) {
@@ -134,6 +139,13 @@ static size_t class_size(size_t n, const char *what)
     size_t step = ((size_t)1 << log2_floor(n)) / 4;
     size_t s = gb__round_up_checked(n, step, what);
     return gb__round_up_checked(s, gb__os.page_size, what);
+}
+
+/* Whether a mapped chunk of `size` bytes is a huge one: aligned and
+ * advised when mapped, and, cached, taken back as such. */
+static bool huge_size(size_t size)
+{
+    return gb__cfg.huge && size >= gb__cfg.huge;
 }
 
 /* The cache class of a mapped chunk of `size` bytes, or -1 when size is
@@ -181,10 +193,10 @@ static bool cache_pop(size_t size, gb__chunk *out)
     gb__asan_unpoison(p, size);
     cache->head[j] = *(void **)p;
     cache->bytes -= size;
-    atomic_fetch_sub_explicit(&cache_total, size, memory_order_relaxed);
+    gb__chunk_cache_unreserve(size);
     gb__chunk_count_cached(size, false);
     GB__ADD(cache_hits, 1);
-    *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = gb__cfg.huge && size >= gb__cfg.huge};
+    *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = huge_size(size)};
     return true;
 }
 
@@ -197,7 +209,7 @@ static void cache_drop(gb__thread *t, int k)
     gb__asan_unpoison(p, size);
     t->cache.head[k] = *(void **)p;
     t->cache.bytes -= size;
-    atomic_fetch_sub_explicit(&cache_total, size, memory_order_relaxed);
+    gb__chunk_cache_unreserve(size);
     gb__chunk_count_cached(size, false);
     gb__chunk_unmap(p, size, 1);
 }
@@ -219,11 +231,6 @@ bool gb__chunk_cache_reserve(size_t size)
     return make_room(gb__self(), size, true);
 }
 
-void gb__chunk_cache_unreserve(size_t size)
-{
-    atomic_fetch_sub_explicit(&cache_total, size, memory_order_relaxed);
-}
-
 /* Keeps a given-back block in this thread's cache. When the process's
  * bound is reached, this thread makes room by unmapping what it holds,
  * largest first (what other threads hold they give back themselves, at
@@ -238,7 +245,7 @@ static bool cache_push(gb__chunk c)
     gb__thread *t = gb__self();
     /* A block of huge size that could not be advised is not kept: every
      * cached block of that size is taken back as advised (cache_pop). */
-    if (k < 0 || c.huge != (gb__cfg.huge && c.size >= gb__cfg.huge))
+    if (k < 0 || c.huge != huge_size(c.size))
         return false;
     /* A huge block is kept only where there is room: faulted in afresh it
      * costs one fault per huge page, where the blocks it would push out
@@ -268,7 +275,7 @@ void gb__chunk_cache_flush(gb__thread *t)
  * huge page to spare) or the advice is refused, it is an ordinary one. */
 static void *map_chunk(size_t size, bool *huge)
 {
-    *huge = gb__cfg.huge && size >= gb__cfg.huge;
+    *huge = huge_size(size);
     void *p = gb__os.map(size, *huge ? gb__cfg.huge : gb__os.page_size);
     if (!p && *huge) {
         *huge = false;
