@@ -14,6 +14,14 @@
 # order. Writes build/gate/: matrix.md, matrix.tsv, junit.xml, results.tsv,
 # logs/, series/ and, with gnuplot, charts/. Exits non-zero if the kit's
 # tests fail or any cell has the wrong colour.
+#
+# With --macos-sim it runs the matrix on the builds of the simulated macOS
+# OS layer instead (the macos-sim preset, runtime/src/os/sim_macos.c),
+# judged by the macOS colours of gates/expected.tsv (GBGATE_PLATFORMS),
+# into build/gate-macos-sim/; the kit's own tests and the other
+# allocators' matrices, which do not depend on the OS layer, run only in
+# the plain mode.
+# Usage: ci/gate.sh [--macos-sim]
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,16 +60,28 @@ check_columns() {
 check_columns gates/expected.tsv poisons/faults.tsv
 echo "gate.sh: builds: the columns of gates/expected.tsv match poisons/faults.tsv"
 
-cmake --preset release ${generator[@]+"${generator[@]}"} ${werror[@]+"${werror[@]}"} >/dev/null
-cmake --build --preset release --parallel "$jobs"
+case "${1:-}" in
+    "") preset=release out=build/gate ;;
+    --macos-sim)
+        preset=macos-sim out=build/gate-macos-sim
+        export GBGATE_PLATFORMS="all macos"
+        ;;
+    *) echo "usage: ci/gate.sh [--macos-sim]" >&2; exit 2 ;;
+esac
 
-echo "gate.sh: the kit's own tests (gates/kit/test/kit.bats)"
-bats gates/kit/test/kit.bats
+cmake --preset "$preset" ${generator[@]+"${generator[@]}"} ${werror[@]+"${werror[@]}"} >/dev/null
+cmake --build --preset "$preset" --parallel "$jobs"
 
-rm -rf build/gate
-export GATE_BIN_DIR="$root/build/release/gates/bin"
+if [[ "$preset" == release ]]; then
+    echo "gate.sh: the kit's own tests (gates/kit/test/kit.bats)"
+    bats gates/kit/test/kit.bats
+fi
+
+rm -rf "$out"
+export GATE_BIN_DIR="$root/build/$preset/gates/bin"
 status=0
-gates/kit/gbgate matrix --expected gates/expected.tsv --builds gates/builds.tsv --out build/gate || status=1
+gates/kit/gbgate matrix --expected gates/expected.tsv --builds gates/builds.tsv --out "$out" || status=1
+[[ "$preset" == release ]] || exit "$status"
 
 # The kit's matrices of three allocators that are not giveback (glibc
 # malloc, mimalloc, jemalloc; gates/kit/foreign/). They do not depend on

@@ -32,3 +32,26 @@ werror=()
 if [[ -n "${CI:-}" ]]; then
     werror=(-DGB_WERROR=ON)
 fi
+
+# gb_skips JUNIT: names every test a ctest run skipped (its JUnit file,
+# from ctest --output-junit), each with the reason it printed ("skipped:
+# <why>", GBT_SKIP_IF), and counts them. A skip that gave no reason is a
+# defect: it is listed as such and the function fails, so that no check
+# vanishes unexplained.
+gb_skips() {
+    [[ -f "$1" ]] || { echo "gb_skips: no JUnit file $1" >&2; return 1; }
+    awk '
+        function text(s) { gsub(/&lt;/, "<", s); gsub(/&gt;/, ">", s); gsub(/&quot;/, "\"", s); gsub(/&apos;/, "\047", s); gsub(/&amp;/, "\\&", s); return s }
+        /<testcase / { name = $0; sub(/.*<testcase name="/, "", name); sub(/".*/, "", name); skip = ($0 ~ /status="notrun"/); why = "" }
+        skip && why == "" && /skipped: / { why = $0; sub(/.*skipped: /, "", why); sub(/<\/system-out>.*/, "", why) }
+        /<\/testcase>/ && skip {
+            n++
+            if (why == "") { why = "(no reason given: a defect)"; bad++ }
+            printf "  %-72s %s\n", text(name), text(why)
+        }
+        END {
+            printf "skipped: %d, each with the reason it gave%s\n", n, bad ? sprintf("; %d without one", bad) : ""
+            exit bad > 0
+        }
+    ' "$1"
+}

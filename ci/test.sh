@@ -8,9 +8,12 @@
 # benchmark's quick mode (ci/bench.sh --quick: a broken benchmark fails
 # here; its figures are not judged), the arm64 build under qemu-user and
 # the macOS cross build where this
-# machine can do them. Each stage prints its ctest
-# summary; the script ends with one "N passed, N failed" line over stages
-# and fails if any stage failed.
+# machine can do them, and macOS's policies simulated on Linux (macos-sim:
+# the runtime's tests and the kill matrix on runtime/src/os/sim_macos.c,
+# judged by the macOS colours). Each stage prints its ctest summary and
+# names every test it skipped, with the reason, counted (a skip without
+# one fails the stage); the script ends with one "N passed, N failed" line
+# over stages and fails if any stage failed.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +23,7 @@ cd "$root"
 source "$root/ci/lib.sh"
 
 # Stages to run: all by default, or those named in GB_TEST_STAGES.
-stages="${GB_TEST_STAGES:-lint release debug tsan gate fuzz bench arm64 macos}"
+stages="${GB_TEST_STAGES:-lint release debug tsan gate fuzz bench arm64 macos macos-sim}"
 os="$(uname -s)"
 arch="$(uname -m)"
 
@@ -48,10 +51,22 @@ fuzz_smoke() {
 }
 
 preset() {
-    local p="$1"
+    local p="$1" rc=0 junit="$root/build/$1/ctest-junit.xml"
     cmake --preset "$p" ${generator[@]+"${generator[@]}"} ${werror[@]+"${werror[@]}"} &&
-        cmake --build --preset "$p" --parallel "$jobs" &&
-        ctest --preset "$p" --parallel "$jobs"
+        cmake --build --preset "$p" --parallel "$jobs" || return 1
+    rm -f "$junit"
+    ctest --preset "$p" --parallel "$jobs" --output-junit "$junit" || rc=1
+    gb_skips "$junit" || rc=1
+    return "$rc"
+}
+
+# The runtime's tests on the simulated macOS layer, then the kill matrix
+# on its builds (ci/gate.sh --macos-sim).
+macos_sim() {
+    local rc=0
+    preset macos-sim || rc=1
+    ci/gate.sh --macos-sim || rc=1
+    return "$rc"
 }
 
 for s in $stages; do
@@ -73,6 +88,13 @@ for s in $stages; do
                 stage macos ci/cross-macos.sh ${generator[@]+"${generator[@]}"} ${werror[@]+"${werror[@]}"}
             else
                 echo "=== stage macos: only cross-built from x86-64 Linux (this is $os $arch)"
+            fi
+            ;;
+        macos-sim)
+            if [[ "$os" == Linux ]] && getconf GNU_LIBC_VERSION >/dev/null 2>&1; then
+                stage macos-sim macos_sim
+            else
+                echo "=== stage macos-sim: the simulated macOS layer runs on glibc Linux only (this is $os)"
             fi
             ;;
         *) echo "test.sh: unknown stage $s" >&2; exit 2 ;;

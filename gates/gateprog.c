@@ -38,9 +38,12 @@
  * descriptors, its block cache), beside the resident size read from
  * outside; when the process holds far more than the runtime does, the
  * memory was given back by the runtime and kept by the allocator under it
- * (the kit's "retained-below"). The self-read figures are for the record
- * (the kit adds macOS's footprint itself, as footprint_kib); the gates
- * judge what they read with ps. */
+ * (the kit's "retained-below"). The self-read figures are for the record;
+ * the gates judge what they read with ps. The kit's header adds macOS's
+ * footprint itself, as footprint_kib, where it can read one; where the
+ * runtime's OS layer keeps one the header cannot read (the simulated
+ * macOS layer), the program prints it under that name too, after the
+ * header's, and the kit takes the first. */
 static void runtime_figures(FILE *out)
 {
     gb_stats s;
@@ -48,8 +51,11 @@ static void runtime_figures(FILE *out)
     size_t held = s.bytes_mapped + s.bytes_heap + s.bytes_meta + s.bytes_cached;
     fprintf(out, " held_kib=%zu cached_kib=%zu", held / 1024, s.bytes_cached / 1024);
     gb_resident res;
-    if (gb_resident_get(&res) == 0)
+    if (gb_resident_get(&res) == 0) {
         fprintf(out, " rss_self=%zu footprint_self=%zu", res.rss / 1024, res.footprint / 1024);
+        if (res.footprint)
+            fprintf(out, " footprint_kib=%zu", res.footprint / 1024);
+    }
 }
 #define GBGATE_FIGURES runtime_figures
 #include "gbgate.h"

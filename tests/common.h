@@ -37,6 +37,15 @@ static inline size_t gbt_vm_size(void)
     return got == 1 ? (size_t)pages * (size_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
+/* What the process holds by the OS's reading of what a release drops: the
+ * footprint where the OS keeps one (macOS, where pages given back with
+ * MADV_FREE_REUSABLE stay in the resident size until the kernel wants
+ * them), else the resident size (Linux, where MADV_DONTNEED drops it). */
+static inline size_t gbt_held(const gb_resident *r)
+{
+    return r->footprint ? r->footprint : r->rss;
+}
+
 static inline void gbt_check_all_given_back(void)
 {
     gb_stats s = gbt_stats();

@@ -16,7 +16,12 @@
 
 #if defined(__GLIBC__)
 #define malloc_maps glibc_malloc_maps
-#define REQUIRE_GLIBC() GBT_SKIP_IF(GBT_SANITIZED, "the sanitizer's malloc is not glibc's")
+#define REQUIRE_GLIBC()                                                              \
+    do {                                                                             \
+        GBT_SKIP_IF(GBT_SANITIZED, "the sanitizer's malloc is not glibc's");         \
+        gb__os_init();                                                               \
+        GBT_SKIP_IF(!gb__os.malloc_threshold_tunable, "this OS layer's malloc has no threshold to fix"); \
+    } while (0)
 #else
 #define malloc_maps(n) false
 #define REQUIRE_GLIBC() GBT_SKIP_IF(1, "the threshold rule is glibc's")

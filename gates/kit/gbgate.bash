@@ -61,8 +61,16 @@ gk_mib() {
 }
 
 # The platform names a cell or a gate may be limited to: all, and linux or
-# macos, and glibc where the C library is glibc.
+# macos, and glibc where the C library is glibc. GBGATE_PLATFORMS, when
+# set, replaces them: a runtime that plays another OS's policies on this
+# machine (giveback's simulated macOS layer) is judged by that OS's
+# colours, and then the readings only Linux gives from outside (LazyFree,
+# VmHWM) are taken only if it names linux.
 gk_platforms() {
+    if [[ -n "${GBGATE_PLATFORMS:-}" ]]; then
+        echo "$GBGATE_PLATFORMS"
+        return 0
+    fi
     local p="all"
     case "$(uname -s)" in
         Linux) p="$p linux" ;;
@@ -159,7 +167,7 @@ gk_rss_kib() {
 # the kernel wants them: Linux shows them as LazyFree; elsewhere 0.
 gk_lazyfree_kib() {
     local f="/proc/$GK_PID/smaps_rollup"
-    if [[ -r "$f" ]]; then
+    if [[ -r "$f" ]] && gk_platform_is linux; then
         awk '/^LazyFree:/ { print $2; found = 1 } END { if (!found) print 0 }' "$f"
     else
         echo 0
@@ -170,7 +178,7 @@ gk_lazyfree_kib() {
 # VmHWM); elsewhere the highest the guard read.
 gk_hwm_kib() {
     local f="/proc/$GK_PID/status"
-    if [[ -r "$f" ]]; then
+    if [[ -r "$f" ]] && gk_platform_is linux; then
         awk '/^VmHWM:/ { print $2 }' "$f"
     else
         echo "${GK_PEAK_KIB:-0}"

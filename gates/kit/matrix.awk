@@ -1,8 +1,10 @@
 # matrix.awk -- the matrix: expected colours against measured cells.
 #
-# Input: the expected file, then the results file (gate, build, pass|fail,
-# reason, figure; tab-separated). Variables: platforms (space-separated
-# names this machine is, e.g. "all linux glibc"), md and tsv (the files to
+# Input: the expected file as it applies here (resolve.awk: one colour per
+# cell), then the results file (gate, build, pass|fail, reason, figure;
+# tab-separated). Variables: platforms (space-separated names this machine
+# is, e.g. "all linux glibc": a gate runs where its runs-on is one of
+# them), md and tsv (the files to
 # write), only_gates and only_builds (space-separated; when set, the other
 # cells were not run and are not judged). Prints the table, writes it as
 # Markdown and as TSV (gate, build, expected, status, reason, figure,
@@ -22,13 +24,10 @@ FNR == NR {
     next
 }
 { status[$1, $2] = $3; reason[$1, $2] = $4; figure[$1, $2] = $5 }
-# The colour a cell must have here: "red:<reason>@<platform>" is red on
-# that platform and green elsewhere.
-function expected(g, b,    e, at) {
+# The colour a cell must have here.
+function expected(g, b,    e) {
     e = want[g, b]
-    if (e == "") e = "green"
-    if (e ~ /@/) { at = substr(e, index(e, "@") + 1); e = on[at] ? substr(e, 1, index(e, "@") - 1) : "green" }
-    return e
+    return e == "" ? "green" : e
 }
 END {
     bad = 0; red_ok = 0; red = 0; green_ok = 0; green = 0; cells_ok = 0; cells = 0
@@ -40,8 +39,8 @@ END {
         g = gate[i]; line = sprintf("%-24s", g); mdl = "| " g " |"
         for (j = 1; j <= nb; j++) {
             b = build[j]; e = expected(g, b)
-            if (!on[runs[g]]) { cell = "n/a (" runs[g] " only)"; verdict = "n/a" }
-            else if (e ~ /^skip/) { cell = "skipped: " substr(e, 6); verdict = "skip" }
+            if (!on[runs[g]]) { cell = "n/a (" runs[g] " only)"; verdict = "n/a"; off[g] = runs[g] " only"; offn++ }
+            else if (e ~ /^skip/) { cell = "skipped: " substr(e, 6); verdict = "skip"; skips = skips sprintf("\n  %s on %s: %s", g, b, substr(e, 6)); skipn++ }
             else if ((only_gates != "" && !(g in gsel)) || (only_builds != "" && !(b in bsel))) { cell = "not run"; verdict = "n/a" }
             else if (!((g, b) in status)) { cell = "✗ no result"; verdict = "wrong"; if (e == "green") green++; else red++ }
             else if (e == "green") {
@@ -67,6 +66,13 @@ END {
     }
     score = sprintf("red cells red for their reason: %d / %d; green cells green: %d / %d", red_ok, red, green_ok, green)
     print ""; print score; print "" > md; print score > md
+    # What did not run here, and why: none of it counts as passed.
+    if (offn) {
+        printf "cells not run on these platforms: %d", offn
+        for (g in off) printf " (%s: %s)", g, off[g]
+        printf "\n"
+    }
+    if (skipn) printf "cells skipped: %d, each with its reason:%s\n", skipn, skips
     printf "gate cells: %d passed, %d failed\n", cells_ok, bad
     exit (bad > 0)
 }

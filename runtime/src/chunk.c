@@ -211,7 +211,7 @@ static void cache_drop(gb__thread *t, int k)
     t->cache.bytes -= size;
     gb__chunk_cache_unreserve(size);
     gb__chunk_count_cached(size, false);
-    gb__chunk_unmap(p, size, 1);
+    gb__chunk_unmap(p, size, 1, 0);
 }
 
 /* Reserves `size` bytes of the process's bound for t; when it has no room
@@ -343,7 +343,7 @@ void gb__chunk_retry_unmaps(void)
     pthread_mutex_unlock(&pending_lock);
 }
 
-void gb__chunk_unmap(void *p, size_t size, size_t mappings)
+void gb__chunk_unmap(void *p, size_t size, size_t mappings, size_t guard)
 {
     gb__chunk_retry_unmaps();
     if (gb__fix_unmap(p, size) == 0) {
@@ -353,7 +353,7 @@ void gb__chunk_unmap(void *p, size_t size, size_t mappings)
     /* The range stays mapped: empty it now so the memory leaves, and keep
      * it to unmap once the process is below its limit again. */
     GB__ADD(unmap_failures, 1);
-    (void)gb__fix_release(p, size);
+    (void)gb__fix_release((char *)p + guard, size - guard);
     pending_unmap *u = (pending_unmap *)((char *)p + size) - 1;
     pthread_mutex_lock(&pending_lock);
     *u = (pending_unmap){.next = pending, .base = p, .size = size, .mappings = mappings};
@@ -371,7 +371,7 @@ void gb__chunk_put(gb__chunk c)
             GB__SUB(bytes_huge, c.size);
         if (gb__cfg.cache_bytes && cache_push(c))
             return;
-        gb__chunk_unmap(c.base, c.size, 1);
+        gb__chunk_unmap(c.base, c.size, 1, 0);
     } else if (c.src == GB__SRC_SMALL) {
         gb__small_put(c);
     } else {

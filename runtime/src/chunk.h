@@ -61,13 +61,15 @@ void gb__chunk_unreserve(size_t n);
 
 /* The one way a mapping leaves: unmaps [p, p + size), counted as
  * `mappings` mappings and size bytes in bytes_mapped, and uncounts it.
- * When munmap fails (the process is at its mapping limit) the pages are
- * emptied now, which gives the memory back, and the range is unmapped by
- * a later call or gb__chunk_retry_unmaps on any thread, counted meanwhile
- * in unmaps_pending (and still in bytes_mapped and mappings). The range's
- * last bytes must be writable: the record of a deferred unmap is kept
- * there. */
-void gb__chunk_unmap(void *p, size_t size, size_t mappings);
+ * Its first `guard` bytes are inaccessible (a stack's guard page), or 0.
+ * When munmap fails (the process is at its mapping limit) the pages after
+ * the guard are emptied now, which gives the memory back (on macOS a
+ * release that meets the guard would stop there and give nothing), and
+ * the range is unmapped by a later call or gb__chunk_retry_unmaps on any
+ * thread, counted meanwhile in unmaps_pending (and still in bytes_mapped
+ * and mappings). The range's last bytes must be writable: the record of a
+ * deferred unmap is kept there. */
+void gb__chunk_unmap(void *p, size_t size, size_t mappings, size_t guard);
 
 /* Tries again to unmap the ranges whose munmap failed. */
 void gb__chunk_retry_unmaps(void);

@@ -27,7 +27,9 @@
 #define RELEASE_BATCH (64 * GB__KIB)
 
 /* A slab. Invariants: a unit is in use iff its bit in used is set; a free
- * unit is dirty (its page may be resident) iff its bit in dirty is set;
+ * unit is dirty (its page may be resident) iff its bit in dirty is set; a
+ * free unit that is not dirty was given back to the OS iff its bit in
+ * released is set (the OS is told before it is used again, gb__os_reuse);
  * nused and ndirty count those bits; a slab with nused == 0 does not
  * exist (it is given back at once). Every slab is on the list of slabs
  * (link), full ones after all the others. gb__stat.bytes_small_dirty is the sum over all
@@ -38,7 +40,8 @@ struct gb__slab {
     size_t size; /* of its mapping, which may be larger than its units (a cached block) */
     uint64_t used[WORDS];
     uint64_t dirty[WORDS];
-    unsigned nused, ndirty;
+    uint64_t released[WORDS];
+    unsigned nused, ndirty, nreleased;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -112,6 +115,9 @@ static void slab_free(gb__slab *s)
     /* A later mapping may reuse these addresses: ASan must not think them
      * freed. */
     gb__asan_unpoison(s->base, s->size);
+    /* The block cache may hand the whole mapping out again as it is. */
+    if (s->nreleased)
+        gb__os_reuse(s->base, (size_t)UNITS * unit_size());
     gb__list_remove(&s->link);
     GB__SUB(slabs, 1);
     GB__SUB(bytes_small_dirty, (size_t)s->ndirty * unit_size());
@@ -148,13 +154,19 @@ bool gb__small_get(size_t n, gb__chunk *out)
         pthread_mutex_unlock(&lock);
         return false;
     }
-    unsigned reused = 0;
-    for (unsigned i = at; i < at + units; i++)
-        if (bit(s->dirty, i))
-            reused++;
+    unsigned reused = 0, given = 0;
+    for (unsigned i = at; i < at + units; i++) {
+        reused += bit(s->dirty, i);
+        given += bit(s->released, i);
+    }
     s->ndirty -= reused;
     GB__SUB(bytes_small_dirty, (size_t)reused * u);
     set_bits(s->dirty, at, units, false);
+    if (given) {
+        s->nreleased -= given;
+        set_bits(s->released, at, units, false);
+        gb__os_reuse(s->base + (size_t)at * u, (size_t)units * u);
+    }
     set_bits(s->used, at, units, true);
     s->nused += units;
     if (s->nused == UNITS) {
@@ -181,8 +193,10 @@ static void release_dirty(gb__slab *s)
         while (j < UNITS && bit(s->dirty, j))
             j++;
         (void)gb__fix_release(s->base + (size_t)i * u, (size_t)(j - i) * u);
+        set_bits(s->released, i, j - i, true);
         i = j;
     }
+    s->nreleased += s->ndirty;
     memset(s->dirty, 0, sizeof s->dirty);
     GB__SUB(bytes_small_dirty, (size_t)s->ndirty * u);
     s->ndirty = 0;

@@ -63,6 +63,8 @@ void gb__stack_get(gb_coro *c, size_t size)
         gb__chunk s = t->pool->stacks[--t->pool->n];
         GB__SUB(stacks_pooled, 1);
         set_range(c, s, guard);
+        /* gb__stack_put gave the usable part back when it pooled it. */
+        gb__os_reuse(c->stack_lo, s.size - guard);
         return;
     }
     if (gb__chunk_reserve(2)) {
@@ -78,7 +80,7 @@ void gb__stack_get(gb_coro *c, size_t size)
              * emptied now and unmapped later. */
             gb__chunk_unreserve(1);
             GB__ADD(bytes_mapped, total);
-            gb__chunk_unmap(p, total, 1);
+            gb__chunk_unmap(p, total, 1, 0);
         } else {
             gb__chunk_unreserve(2);
         }
@@ -115,7 +117,7 @@ void gb__stack_put(gb_coro *c)
         }
     }
     /* The guard and the stack are two mappings, unmapped as one range. */
-    gb__chunk_unmap(s.base, s.size, 2);
+    gb__chunk_unmap(s.base, s.size, 2, c->guard_size);
 }
 
 void gb__stack_pool_trim(gb__thread *t)
@@ -126,7 +128,7 @@ void gb__stack_pool_trim(gb__thread *t)
     while (p->n) {
         gb__chunk s = p->stacks[--p->n];
         GB__SUB(stacks_pooled, 1);
-        gb__chunk_unmap(s.base, s.size, 2);
+        gb__chunk_unmap(s.base, s.size, 2, guard_size());
     }
     GB__SUB(bytes_meta, sizeof *p);
     free(p);

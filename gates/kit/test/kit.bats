@@ -6,9 +6,10 @@
 # kit's report of it checked: a pass, a cap exceeded (rss), a climb
 # (growth, judged CPython's way), a runtime that holds nothing while the
 # process holds it all (retained-below), pages given back lazily
-# (lazy-free, Linux), a crash, a program with no checkpoint, the guard's
-# kills for size and for time; then the matrix, right and wrong, the
-# failsafe, the charts, and the C reader. Run by ci/gate.sh (make gate,
+# (lazy-free, Linux; not read when judged as a platform without it), a
+# crash, a program with no checkpoint, the guard's kills for size and for
+# time; then the matrix, right and wrong, with cells that differ by
+# platform, the failsafe, the charts, and the C reader. Run by ci/gate.sh (make gate,
 # make test's gate stage); by hand: bats gates/kit/test/kit.bats.
 bats_require_minimum_version 1.8.0
 
@@ -83,6 +84,16 @@ verdict() {
     [[ "$output" != *"no MADV_FREE"* ]] || skip "no MADV_FREE here"
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (lazy-free): "*"LazyFree"* ]]
+}
+
+@test "judged as another platform (GBGATE_PLATFORMS), LazyFree is not read where that platform has none" {
+    [[ "$(uname -s)" == Linux ]] || skip "LazyFree is Linux's"
+    GBGATE_PLATFORMS="all macos" run "${GBGATE}" run --cap 32MiB -- "${PROG}" lazy 64
+    [[ "$output" != *"no MADV_FREE"* ]] || skip "no MADV_FREE here"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"lazyfree_kib=0 "* ]]
+    [[ "$(verdict)" == "gate: fail (rss): "* ]]
 }
 
 @test "a crash is red for crash, with the signal" {
@@ -177,6 +188,32 @@ verdict() {
         --no-charts
     [ "$status" -eq 1 ]
     grep -q "$(printf '^rounds\tkeeps\tred:growth\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
+}
+
+@test "the matrix: a cell of several colours is judged by the one for this platform" {
+    local out="${BATS_TEST_TMPDIR}/m" exp="${BATS_TEST_TMPDIR}/expected.tsv"
+    cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
+    # rounds on keeps: red for growth by default (wrong: it is red for rss),
+    # red for rss on a platform named "other".
+    awk -F'\t' -v OFS='\t' '$1 == "rounds" { $4 = "red:growth,red:rss@other" } 1' \
+        "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
+    GBGATE_PLATFORMS="all other" run "${GBGATE}" matrix --expected "${exp}" \
+        --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"gbgate: platforms: all other"* ]]
+    grep -q "$(printf '^rounds\tall\tgreen\tred:rss$')" "${out}/expected-here.tsv"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
+        --no-charts
+    [ "$status" -eq 1 ]
+    grep -q "$(printf '^rounds\tkeeps\tred:growth\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
+    # Two colours for no platform cannot be judged at all.
+    awk -F'\t' -v OFS='\t' '$1 == "rounds" { $4 = "red:growth,red:rss" } 1' \
+        "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
+        --no-charts
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"gate rounds, cell 2 (red:growth,red:rss): more than one colour without a platform"* ]]
 }
 
 @test "the matrix: a failsafe that passes stops everything" {

@@ -2,13 +2,14 @@
  *
  * Linux can grow a mapping in place (mremap), empties pages at once with
  * MADV_DONTNEED, reports the resident size exactly in /proc/self/statm and
- * LazyFree in /proc/self/smaps_rollup, and bounds the number of mappings a
- * process may hold with vm.max_map_count (65,530 by default), which the
- * runtime must stay under. malloc is glibc's on most systems; its mmap
+ * LazyFree in /proc/self/smaps_rollup (both read in proc.c), and bounds
+ * the number of mappings a process may hold with vm.max_map_count (65,530
+ * by default), which the runtime must stay under. malloc is glibc's on most systems; its mmap
  * threshold is dynamic, and a program build fixes it (see fix/threshold.c).
  */
 #define _GNU_SOURCE
 #include "os.h"
+#include "proc.h"
 #include "unix.h"
 
 #include <errno.h>
@@ -46,51 +47,6 @@ static void *linux_remap(void *p, size_t old_n, size_t new_n)
 {
     void *q = mremap(p, old_n, new_n, MREMAP_MAYMOVE);
     return q == MAP_FAILED ? NULL : q;
-}
-
-/* Reads, for each of the n keys, the first number after it in a /proc
- * file of "Key: value kB" lines, into v (-1 for a key that is missing, and
- * for all of them when the file is). One pass: smaps_rollup walks every
- * mapping of the process each time it is read. */
-static void proc_kib(const char *path, const char *const *keys, long long *v, int n)
-{
-    for (int i = 0; i < n; i++)
-        v[i] = -1;
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return;
-    char line[256];
-    while (fgets(line, sizeof line, f)) {
-        for (int i = 0; i < n; i++) {
-            size_t klen = strlen(keys[i]);
-            if (v[i] < 0 && strncmp(line, keys[i], klen) == 0 && line[klen] == ':')
-                v[i] = strtoll(line + klen + 1, NULL, 10);
-        }
-    }
-    fclose(f);
-}
-
-static int linux_resident(gb_resident *out)
-{
-    /* statm's second field is the resident page count, the same number ps
-     * prints (in KiB) as RSS. */
-    FILE *f = fopen("/proc/self/statm", "re");
-    if (!f)
-        return -1;
-    unsigned long long size = 0, res = 0;
-    int got = fscanf(f, "%llu %llu", &size, &res);
-    fclose(f);
-    if (got != 2)
-        return -1;
-    out->rss = (size_t)res * gb__os.page_size;
-    static const char *const rollup[] = {"LazyFree", "AnonHugePages"}, *const status[] = {"VmHWM"};
-    long long v[2];
-    proc_kib("/proc/self/smaps_rollup", rollup, v, 2);
-    out->lazy_free = v[0] > 0 ? (size_t)v[0] * 1024 : 0;
-    out->anon_huge = v[1] > 0 ? (size_t)v[1] * 1024 : 0;
-    proc_kib("/proc/self/status", status, v, 1);
-    out->peak = v[0] > 0 ? (size_t)v[0] * 1024 : 0;
-    return 0;
 }
 
 static size_t linux_map_limit(void)
@@ -149,10 +105,11 @@ void gb__os_init(void)
         .map = gb__unix_map,
         .unmap = gb__unix_unmap,
         .release = linux_release,
+        .reuse = NULL, /* a page emptied with MADV_DONTNEED counts again at its next fault */
         .advise_huge = huge ? linux_advise_huge : NULL,
         .protect_none = gb__unix_protect_none,
         .remap = linux_remap,
-        .resident = linux_resident,
+        .resident = gb__proc_resident,
         .page_size = page,
         .huge_page = huge,
         .huge_mode = mode,

@@ -24,10 +24,18 @@ static int macos_release(void *p, size_t n)
     return madvise(p, n, MADV_FREE_REUSABLE);
 }
 
+static int macos_reuse(void *p, size_t n)
+{
+    return madvise(p, n, MADV_FREE_REUSE);
+}
+
 static int macos_resident(gb_resident *out)
 {
     task_vm_info_data_t info;
-    mach_msg_type_number_t count = TASK_VM_INFO_COUNT;
+    /* Revision 1 is the first with phys_footprint. A count past the
+     * running kernel's (a binary built with a newer SDK) would be logged
+     * on every call. */
+    mach_msg_type_number_t count = TASK_VM_INFO_REV1_COUNT;
     if (task_info(mach_task_self(), TASK_VM_INFO, (task_info_t)&info, &count) != KERN_SUCCESS)
         return -1;
     out->rss = (size_t)info.resident_size;
@@ -43,6 +51,7 @@ void gb__os_init(void)
         .map = gb__unix_map,
         .unmap = gb__unix_unmap,
         .release = macos_release,
+        .reuse = macos_reuse,
         .protect_none = gb__unix_protect_none,
         .remap = NULL,
         /* macOS hands out no transparent huge pages to ask for (its

@@ -3,7 +3,9 @@
  * Everything the runtime asks of the OS goes through the table gb__os, one
  * line of promise per primitive. Each OS has one file (os/linux.c,
  * os/macos.c) that fills the table, and CMake compiles only the one for the
- * target; the code above this header never tests which OS it runs on. The
+ * target, or, for the tests and gates, os/sim_macos.c, which plays macOS's
+ * policies on Linux's calls; the code above this header never tests which
+ * OS it runs on. The
  * table is writable on purpose: unit tests swap single entries for fakes
  * that count unmaps or fail on demand, as jemalloc's hook tables allow.
  */
@@ -38,6 +40,16 @@ typedef struct gb__os_table {
      * (MADV_FREE_REUSABLE), while the resident size may keep the pages
      * until the kernel reclaims them. Returns 0 or -1. */
     int (*release)(void *p, size_t n);
+
+    /* Says that [p, p+n), some of which release gave back, is about to be
+     * written again. On macOS a page given back with MADV_FREE_REUSABLE
+     * and written again stays outside the footprint until MADV_FREE_REUSE
+     * says otherwise (xnu's vm_fault.c enters it as reusable), so without
+     * this call the footprint would under-count memory in use. Pages that
+     * were never given back are left as they are. NULL where release
+     * needs no counterpart (Linux: a page emptied with MADV_DONTNEED is
+     * counted again at its next fault). Returns 0 or -1. */
+    int (*reuse)(void *p, size_t n);
 
     /* Asks for [p, p+n), which starts on a huge page boundary, to be backed
      * by transparent huge pages (MADV_HUGEPAGE on Linux): one fault then
@@ -85,6 +97,14 @@ typedef struct gb__os_table {
 } gb__os_table;
 
 extern gb__os_table gb__os;
+
+/* Calls the OS's reuse, where it has one, before memory that release gave
+ * back is written again. */
+static inline void gb__os_reuse(void *p, size_t n)
+{
+    if (gb__os.reuse)
+        (void)gb__os.reuse(p, n);
+}
 
 /* Fills gb__os for this OS. Called once, at init, before anything else. */
 void gb__os_init(void);

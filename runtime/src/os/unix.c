@@ -9,8 +9,10 @@
 #include "os.h"
 #include "unix.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 static void *map_anywhere(size_t n)
 {
@@ -23,9 +25,24 @@ static void *map_anywhere(size_t n)
  * take the edges of one mapping, so they never split it and cannot fail
  * at the mapping limit. Should one fail anyway, the whole range goes and
  * the mapping is taken unaligned rather than with a hole beside it. */
+/* The machine's page size: mmap's granule. A simulated OS layer may give
+ * the runtime a larger page size than this (sim_macos.c). Threads may
+ * race to read it first; they all store the same value. */
+static size_t machine_page(void)
+{
+    static _Atomic size_t page;
+    size_t p = atomic_load_explicit(&page, memory_order_relaxed);
+    if (!p) {
+        long v = sysconf(_SC_PAGESIZE);
+        p = v > 0 ? (size_t)v : 4096;
+        atomic_store_explicit(&page, p, memory_order_relaxed);
+    }
+    return p;
+}
+
 void *gb__unix_map(size_t n, size_t align)
 {
-    size_t page = gb__os.page_size;
+    size_t page = machine_page();
     if (align <= page)
         return map_anywhere(n);
     size_t total = n + align - page;
