@@ -23,7 +23,8 @@
 # this run's bench.tsv (ci/bench_readme.sh); make bench passes it.
 #
 # Usage: ci/bench.sh [--quick | --readme]
-# Prerequisites: ci/install-deps.sh base gate bench (gnuplot is in gate).
+# Prerequisites: ci/install-deps.sh base gate bench (gnuplot is in gate on Linux;
+# on macOS, brew install gnuplot for the charts).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -138,7 +139,7 @@ echo "bench.sh: $(wc -l <"$out/bench.tsv") figures in ${out#"$root/"}/bench.tsv;
 if command -v gnuplot >/dev/null 2>&1; then
     BENCH_TSV="$out/bench.tsv" BENCH_CHARTS_DIR="$out/charts" ci/charts.sh bench
 else
-    echo "bench.sh: gnuplot not found: no charts (ci/install-deps.sh gate)"
+    echo "bench.sh: gnuplot not found: no charts (ci/install-deps.sh gate on Linux; brew install gnuplot on macOS)"
 fi
 
 if ((readme)); then

@@ -42,7 +42,7 @@ case "$what" in
     -h|--help) sed -n '/^# Usage:/,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown chart set '$what' (gate, bench or all)" ;;
 esac
-command -v gnuplot >/dev/null 2>&1 || die "gnuplot not found; run: ci/install-deps.sh gate"
+command -v gnuplot >/dev/null 2>&1 || die "gnuplot not found; run: ci/install-deps.sh gate (Linux) or brew install gnuplot (macOS)"
 
 # plot <script> <output without extension> <gnuplot assignments...>: writes
 # the PNG and the SVG.

@@ -104,7 +104,9 @@ install_macos() {
             base)        formulas="cmake ninja pkgconf" ;;
             # zlib is in the SDK. No jemalloc or mimalloc: the foreign-allocator
             # matrices (gates/kit/foreign/) run on Linux only: n/a here, not passes.
-            gate)        formulas="bats-core gnuplot" ;;
+            # No gnuplot: the charts are optional (the matrix says "no
+            # charts"), and its formula brings Qt and cairo with it.
+            gate)        formulas="bats-core" ;;
             cross-arm64) summary+=("$g: not available on macOS (needs Linux qemu-user); run it on Linux"); status=1; continue ;;
             cross-macos) summary+=("$g: not needed on macOS (build natively)"); continue ;;
             fuzz)        formulas="llvm afl++" ;;   # Apple clang has no libFuzzer
