@@ -50,7 +50,8 @@ gb_skips() {
             printf "  %-72s %s\n", text(name), text(why)
         }
         END {
-            printf "skipped: %d, each with the reason it gave%s\n", n, bad ? sprintf("; %d without one", bad) : ""
+            if (bad) printf "skipped: %d, of which %d gave no reason\n", n, bad
+            else printf "skipped: %d, each with the reason it gave\n", n
             exit bad > 0
         }
     ' "$1"

@@ -199,16 +199,21 @@ static int sim_unmap(void *p, size_t n)
 static int sim_release(void *p, size_t n)
 {
     uintptr_t lo = (uintptr_t)p, hi = lo + n;
+    int rc = 0;
     pthread_mutex_lock(&lock);
     uintptr_t guard = ledger_first(&guards, lo, hi);
-    if (guard > lo && madvise(p, guard - lo, MADV_FREE) == 0)
-        ledger_add(&reusable, lo, guard);
-    pthread_mutex_unlock(&lock);
-    if (guard < hi) {
-        errno = EPERM;
-        return -1;
+    if (guard > lo) {
+        if (madvise(p, guard - lo, MADV_FREE) == 0)
+            ledger_add(&reusable, lo, guard);
+        else
+            rc = -1; /* errno is madvise's */
     }
-    return 0;
+    pthread_mutex_unlock(&lock);
+    if (rc == 0 && guard < hi) {
+        errno = EPERM;
+        rc = -1;
+    }
+    return rc;
 }
 
 static int sim_reuse(void *p, size_t n)
