@@ -7,11 +7,11 @@
  * policies on top of Linux's readings.
  */
 #include "proc.h"
+#include "unix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Reads, for each of the n keys, the first number after it in a /proc
  * file of "Key: value kB" lines, into v (-1 for a key that is missing, and
@@ -47,7 +47,7 @@ int gb__proc_resident(gb_resident *out)
     fclose(f);
     if (got != 2)
         return -1;
-    out->rss = (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+    out->rss = (size_t)res * gb__unix_page_size();
     static const char *const rollup[] = {"LazyFree", "AnonHugePages"}, *const status[] = {"VmHWM"};
     long long v[2];
     proc_kib("/proc/self/smaps_rollup", rollup, v, 2);

@@ -40,7 +40,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 gb__os_table gb__os;
 
@@ -165,7 +164,7 @@ static uintptr_t ledger_first(const sim_ledger *l, uintptr_t lo, uintptr_t hi)
 static size_t ledger_resident(const sim_ledger *l)
 {
     static unsigned char vec[4096];
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = 0;
+    size_t page = gb__unix_page_size(), bytes = 0;
     for (size_t i = 0; i < l->n; i++) {
         for (uintptr_t p = l->r[i].lo; p < l->r[i].hi;) {
             size_t pages = (l->r[i].hi - p) / page;

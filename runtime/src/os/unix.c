@@ -20,15 +20,10 @@ static void *map_anywhere(size_t n)
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* mmap places a mapping on a page boundary only, so an aligned one is
- * mapped align - page bytes larger and trimmed at both ends: the trims
- * take the edges of one mapping, so they never split it and cannot fail
- * at the mapping limit. Should one fail anyway, the whole range goes and
- * the mapping is taken unaligned rather than with a hole beside it. */
 /* The machine's page size: mmap's granule. A simulated OS layer may give
  * the runtime a larger page size than this (sim_macos.c). Threads may
  * race to read it first; they all store the same value. */
-static size_t machine_page(void)
+size_t gb__unix_page_size(void)
 {
     static _Atomic size_t page;
     size_t p = atomic_load_explicit(&page, memory_order_relaxed);
@@ -40,9 +35,14 @@ static size_t machine_page(void)
     return p;
 }
 
+/* mmap places a mapping on a page boundary only, so an aligned one is
+ * mapped align - page bytes larger and trimmed at both ends: the trims
+ * take the edges of one mapping, so they never split it and cannot fail
+ * at the mapping limit. Should one fail anyway, the whole range goes and
+ * the mapping is taken unaligned rather than with a hole beside it. */
 void *gb__unix_map(size_t n, size_t align)
 {
-    size_t page = machine_page();
+    size_t page = gb__unix_page_size();
     if (align <= page)
         return map_anywhere(n);
     size_t total = n + align - page;
