@@ -624,18 +624,6 @@ GB_TEST(exhaustion_stops_with_out_of_memory)
     gbt_expect_death(exhaust, "out of memory");
 }
 
-static void init_late(void)
-{
-    gb_region *r = gb_enter();
-    gb_leave(r);
-    gb_init(NULL);
-}
-
-GB_TEST(init_after_first_use_stops)
-{
-    gbt_expect_death(init_late, "gb_init called after the runtime was already initialised");
-}
-
 static void bad_env(void)
 {
     setenv("GB_BLOCKS", "mmap", 1);

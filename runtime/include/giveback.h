@@ -122,10 +122,17 @@ typedef struct gb_options {
 /* Fills *o with the defaults (all AUTO / 0). */
 GB_API void gb_options_init(gb_options *o);
 
-/* Initialises the runtime once for the process. Optional: the first call
- * into the runtime initialises it with the defaults. Calling it after that
- * (or twice) stops the process: options that silently do nothing would hide
- * bugs. A malformed GB_BLOCKS, GB_GROW or GB_STRESS stops it too. Thread-safe. */
+/* Initialises the runtime for the process. Optional: the first call into
+ * the runtime initialises it with the defaults (o NULL means the defaults
+ * too). It may be called again, by a library and its host that both use
+ * giveback, or after the first use: a call asking for the settings in
+ * force (o's settings with the environment and the defaults filled in, as
+ * the first call resolved them) returns and changes nothing. A call asking
+ * for other settings stops the process, naming each setting that differs
+ * with both values, who set them first (the gb_init of which program or
+ * library, or the first use) and who asks now: options that silently did
+ * nothing would hide bugs. A malformed GB_BLOCKS, GB_GROW, GB_SMALL,
+ * GB_CACHE, GB_HUGE or GB_STRESS stops it too. Thread-safe. */
 GB_API void gb_init(const gb_options *o);
 
 /* "program" or "library": a program build may tune process-wide malloc

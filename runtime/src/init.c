@@ -7,16 +7,30 @@
  * unchanged program can be run under every choice; a malformed variable
  * stops the process rather than being ignored.
  */
+/* dladdr is a GNU extension in glibc's dlfcn.h. */
+#if defined(GB_HAVE_DLADDR) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
 #include "fix/fix.h"
 #include "init.h"
 #include "os/os.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef GB_HAVE_DLADDR
+#include <dlfcn.h>
+#endif
 
 gb__config gb__cfg;
 atomic_int gb__inited; /* 0 none, 1 in progress, 2 done */
+
+/* Who settled gb__cfg, for the message that stops a later gb_init asking
+ * for other settings: a library and its host may both initialise, and the
+ * one that comes second needs to know which one came first. Written once,
+ * before gb__inited becomes 2. */
+static char origin[320];
 
 void gb_options_init(gb_options *o)
 {
@@ -91,9 +105,10 @@ static size_t default_budget(size_t limit)
     return limit > reserve * 2 ? limit - reserve : limit / 2;
 }
 
-static void configure(const gb_options *o)
+/* The settings o asks for, with the environment and the OS's defaults
+ * filled in: what gb__cfg would be. Reads the OS table; changes nothing. */
+static void resolve(const gb_options *o, gb__config *out)
 {
-    gb__os_init();
     gb__config c = {0};
 
     c.blocks = o->blocks != GB_BLOCKS_AUTO ? o->blocks : (gb_blocks)env_word(&ENV_BLOCKS);
@@ -150,6 +165,14 @@ static void configure(const gb_options *o)
         gb__die("gb_init: small=%d is not a gb_small value", (int)small);
     c.small_slabs = c.blocks == GB_BLOCKS_MAP && small != GB_SMALL_MALLOC;
     c.cache_bytes = cache_from(o->cache_bytes);
+    *out = c;
+}
+
+static void configure(const gb_options *o)
+{
+    gb__os_init();
+    gb__config c;
+    resolve(o, &c);
 
     /* A program build fixes glibc's threshold whatever the block source:
      * with the map source the runtime's blocks never reach malloc, but the
@@ -163,27 +186,103 @@ static void configure(const gb_options *o)
     gb__cfg = c;
 }
 
-static void init_with(const gb_options *o, bool explicit_call)
+/* Appends "name=value" for one setting to buf, comma-separated. */
+static void describe_one(char *buf, size_t size, const char *name, const char *word, size_t n)
+{
+    size_t len = strlen(buf);
+    if (len >= size)
+        return;
+    if (word)
+        snprintf(buf + len, size - len, "%s%s=%s", len ? ", " : "", name, word);
+    else
+        snprintf(buf + len, size - len, "%s%s=%zu", len ? ", " : "", name, n);
+}
+
+/* Writes, into in_force and asked, each setting on which a and b differ,
+ * and returns how many do. threshold_fixed is an effect of the first
+ * init, not a setting, and is not compared. */
+static int differences(const gb__config *a, const gb__config *b, char *in_force, char *asked, size_t size)
+{
+    int n = 0;
+    in_force[0] = asked[0] = '\0';
+#define GB__DIFF(cond, name, wa, na, wb, nb)                                 \
+    if (cond) {                                                              \
+        describe_one(in_force, size, name, wa, na);                          \
+        describe_one(asked, size, name, wb, nb);                             \
+        n++;                                                                 \
+    }
+#define GB__DIFF_N(field) GB__DIFF(a->field != b->field, #field, NULL, (size_t)a->field, NULL, (size_t)b->field)
+#define GB__WORD(c, field, yes, no) ((c)->field ? (yes) : (no))
+    GB__DIFF(a->blocks != b->blocks, "blocks", GB__WORD(a, blocks == GB_BLOCKS_MAP, "map", "heap"), 0,
+             GB__WORD(b, blocks == GB_BLOCKS_MAP, "map", "heap"), 0)
+    GB__DIFF(a->growth != b->growth, "growth", GB__WORD(a, growth == GB_GROW_REMAP, "remap", "copy"), 0,
+             GB__WORD(b, growth == GB_GROW_REMAP, "remap", "copy"), 0)
+    GB__DIFF(a->small_slabs != b->small_slabs, "small", GB__WORD(a, small_slabs, "slab", "malloc"), 0,
+             GB__WORD(b, small_slabs, "slab", "malloc"), 0)
+    GB__DIFF(a->huge != b->huge, "huge", GB__WORD(a, huge, "on", "off"), 0, GB__WORD(b, huge, "on", "off"), 0)
+    GB__DIFF_N(map_budget)
+    GB__DIFF_N(first_block)
+    GB__DIFF_N(block_cap)
+    GB__DIFF_N(cache_bytes)
+    GB__DIFF_N(stress)
+#undef GB__WORD
+#undef GB__DIFF_N
+#undef GB__DIFF
+    return n;
+}
+
+/* Names the code at addr: the file (the program or a shared library) it
+ * was loaded from, where the C library can say. */
+static void name_caller(const void *addr, char *buf, size_t size)
+{
+#ifdef GB_HAVE_DLADDR
+    Dl_info info;
+    if (addr && dladdr(addr, &info) && info.dli_fname && *info.dli_fname) {
+        snprintf(buf, size, "gb_init called from %s", info.dli_fname);
+        return;
+    }
+#endif
+    snprintf(buf, size, "gb_init called from %p", addr);
+}
+
+/* caller is the return address of gb_init, or NULL at a first use. */
+static void init_with(const gb_options *o, const void *caller)
 {
     int expected = 0;
     if (atomic_compare_exchange_strong(&gb__inited, &expected, 1)) {
+        if (caller)
+            name_caller(caller, origin, sizeof origin);
+        else
+            snprintf(origin, sizeof origin, "the first call into the runtime, with the defaults and the environment");
         configure(o);
         atomic_store_explicit(&gb__inited, 2, memory_order_release);
         return;
     }
-    if (explicit_call)
-        gb__die("gb_init called after the runtime was already initialised "
-                "(call it once, before any other gb_ function)");
-    /* Another thread is initialising: wait for it to publish the config. */
+    /* Another thread may be initialising: wait for it to publish. */
     while (atomic_load_explicit(&gb__inited, memory_order_acquire) != 2)
         sched_yield();
+    if (!caller)
+        return;
+    /* A second gb_init, from a library and its host both built on
+     * giveback, or one call after the runtime's first use: asking for the
+     * settings in force is no mistake, and returns; asking for others
+     * would silently do nothing, so it stops, naming both. */
+    gb__config asked;
+    resolve(o, &asked);
+    char in_force_s[256], asked_s[256], who[sizeof origin];
+    if (differences(&gb__cfg, &asked, in_force_s, asked_s, sizeof in_force_s) == 0)
+        return;
+    name_caller(caller, who, sizeof who);
+    gb__die("gb_init: the runtime is already initialised with %s (set first by %s); "
+            "this call (%s) asks for %s. Initialise once, or ask for the settings in force",
+            in_force_s, origin, who, asked_s);
 }
 
 void gb__init_slow(void)
 {
     gb_options o;
     gb_options_init(&o);
-    init_with(&o, false);
+    init_with(&o, NULL);
 }
 
 void gb_init(const gb_options *o)
@@ -193,7 +292,7 @@ void gb_init(const gb_options *o)
         gb_options_init(&d);
         o = &d;
     }
-    init_with(o, true);
+    init_with(o, __builtin_return_address(0));
 }
 
 const char *gb_build_kind(void)
