@@ -14,6 +14,8 @@
 #                                              without --static)
 #                  giveback-program            program, static (with and
 #                                              without --static)
+# and then again from a copy of the prefix made elsewhere, the original
+# removed: the package is relocatable.
 #
 # Inputs: SOURCE_DIR, BINARY_DIR, C_COMPILER, VERSION (the project's),
 # LIBDIR and INCLUDEDIR (CMAKE_INSTALL_LIBDIR and CMAKE_INSTALL_INCLUDEDIR).
@@ -164,6 +166,11 @@ foreach(module giveback giveback-static giveback-program)
     set(pc_${var} "${value}")
   endforeach()
   pkg_flags(pc_version --modversion ${module})
+  # The modules find the prefix from where they lie (${pcfiledir}/../..),
+  # so the paths are compared once resolved.
+  foreach(var prefix libdir includedir)
+    get_filename_component(pc_${var} "${pc_${var}}" REALPATH)
+  endforeach()
   if(NOT pc_prefix STREQUAL prefix OR NOT pc_libdir STREQUAL libdir
      OR NOT pc_includedir STREQUAL "${prefix}/${INCLUDEDIR}" OR NOT pc_version STREQUAL VERSION)
     message(FATAL_ERROR "pkg-config ${module}: prefix ${pc_prefix}, libdir ${pc_libdir}, "
@@ -208,5 +215,37 @@ foreach(case "giveback-static|library" "giveback-program|program")
   endforeach()
 endforeach()
 
+# Relocated: the whole prefix copied elsewhere still builds its clients,
+# through pkg-config (the modules name no absolute path) and through
+# find_package (CMake's package finds its prefix from where it lies).
+set(moved ${work}/moved)
+file(COPY ${prefix}/ DESTINATION ${moved})
+file(REMOVE_RECURSE ${prefix})
+set(ENV{PKG_CONFIG_PATH} ${moved}/${LIBDIR}/pkgconfig)
+foreach(case "giveback-static|library" "giveback-program|program")
+  string(REPLACE "|" ";" case "${case}")
+  list(GET case 0 module)
+  list(GET case 1 kind)
+  set(what "pkg-config ${module}, the prefix moved")
+  pkg_flags(flags --cflags --libs ${module})
+  build("${what}" ${work}/moved-${module} ${flags})
+  check_run("${what}" ${kind} ${work}/moved-${module})
+endforeach()
+pkg_flags(flags --cflags --libs giveback)
+set(what "pkg-config giveback, the prefix moved")
+build("${what}" ${work}/moved-shared ${flags} -Wl,-rpath,${moved}/${LIBDIR})
+check_run("${what}" library ${work}/moved-shared)
+set(dir ${work}/moved-find-package)
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${consumer} -B ${dir} -DCMAKE_PREFIX_PATH=${moved}
+                        -DCMAKE_C_COMPILER=${C_COMPILER} -DGB_TARGET=giveback::program
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(NOT rc)
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${dir} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+endif()
+if(rc)
+  message(FATAL_ERROR "find_package giveback::program, the prefix moved: the client did not build\n${out}")
+endif()
+check_run("find_package giveback::program, the prefix moved" program ${dir}/consumer)
+
 message(STATUS "the installed package builds and runs from find_package (3 targets) "
-               "and pkg-config (3 modules), shared and static, both builds")
+               "and pkg-config (3 modules), shared and static, both builds, and moved")
