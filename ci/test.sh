@@ -2,7 +2,8 @@
 # test.sh -- every test the project has, from nothing, as `make test` runs it.
 #
 # One script so that a developer, `.ci/run` and GitHub Actions run the same
-# steps: the linters, the release build's tests, the same tests under ASan
+# steps: the linters, the release build's tests, the shared library's ABI
+# against the last release's (ci/abi.sh), the same tests under ASan
 # and UBSan, the thread and coroutine tests under TSan, the kill matrix (ci/gate.sh), a
 # short run of both fuzzing engines with the fuzzer's teeth, every
 # benchmark's quick mode (ci/bench.sh --quick: a broken benchmark fails
@@ -23,7 +24,7 @@ cd "$root"
 source "$root/ci/lib.sh"
 
 # Stages to run: all by default, or those named in GB_TEST_STAGES.
-stages="${GB_TEST_STAGES:-lint release debug tsan gate fuzz bench arm64 macos macos-sim}"
+stages="${GB_TEST_STAGES:-lint release abi debug tsan gate fuzz bench arm64 macos macos-sim}"
 os="$(uname -s)"
 arch="$(uname -m)"
 
@@ -69,8 +70,23 @@ macos_sim() {
     return "$rc"
 }
 
+# The shared library's ABI against the release's record (ci/abi.sh); the
+# release preset's build, made here if the release stage did not run.
+abi_check() {
+    cmake --preset release ${generator[@]+"${generator[@]}"} ${werror[@]+"${werror[@]}"} >/dev/null &&
+        cmake --build --preset release --parallel "$jobs" --target giveback >/dev/null &&
+        ci/abi.sh check
+}
+
 for s in $stages; do
     case "$s" in
+        abi)
+            if [[ "$os" == Linux ]]; then
+                stage abi abi_check
+            else
+                echo "=== stage abi: the recorded ABI is an ELF corpus, checked on Linux only (this is $os)"
+            fi
+            ;;
         release | debug | tsan) stage "$s" preset "$s" ;;
         gate) stage gate ci/gate.sh ;;
         fuzz) stage fuzz fuzz_smoke ;;

@@ -31,8 +31,20 @@ extern "C" {
 #endif
 
 #define GB_VERSION_MAJOR 0
-#define GB_VERSION_MINOR 1
+#define GB_VERSION_MINOR 2
 #define GB_VERSION_PATCH 0
+
+/* The ABI. The public structs (gb_options, gb_region_info, gb_stats,
+ * gb_resident) only ever grow at their end, and each function that takes
+ * one is called through a macro that passes the size of the struct the
+ * caller was compiled with: a program built against an older header gets
+ * the fields it knows, and one built against a newer header run with an
+ * older library gets its newer fields zeroed (gb_options: left at their
+ * defaults). Any other change of the ABI changes the library's SONAME
+ * (libgiveback.so.0.2 for 0.2.x; while the major version is 0, the minor
+ * one names the ABI), checked by CI against the ABI of the last release
+ * (abi/, ci/abi.sh). A binding that cannot use the macros (an FFI) calls
+ * the *_sized functions with the size of the struct it declares. */
 
 /* ------------------------------------------------------------------ init */
 
@@ -120,7 +132,8 @@ typedef struct gb_options {
 #define GB_CACHE_OFF ((size_t)-1)
 
 /* Fills *o with the defaults (all AUTO / 0). */
-GB_API void gb_options_init(gb_options *o);
+GB_API void gb_options_init_sized(gb_options *o, size_t size);
+#define gb_options_init(o) gb_options_init_sized((o), sizeof(gb_options))
 
 /* Initialises the runtime for the process. Optional: the first call into
  * the runtime initialises it with the defaults (o NULL means the defaults
@@ -133,7 +146,8 @@ GB_API void gb_options_init(gb_options *o);
  * library, or the first use) and who asks now: options that silently did
  * nothing would hide bugs. A malformed GB_BLOCKS, GB_GROW, GB_SMALL,
  * GB_CACHE, GB_HUGE or GB_STRESS stops it too. Thread-safe. */
-GB_API void gb_init(const gb_options *o);
+GB_API void gb_init_sized(const gb_options *o, size_t size);
+#define gb_init(o) gb_init_sized((o), sizeof(gb_options))
 
 /* "program" or "library": a program build may tune process-wide malloc
  * settings at init (the glibc mmap threshold); a library build never does. */
@@ -290,7 +304,8 @@ typedef struct gb_region_info {
  * retired it, and which coroutine pins it. Stops the process for a handle
  * of another thread, or a value gb_enter never returned. Reads the state
  * only: it frees nothing and moves nothing. */
-GB_API void gb_region_info_get(const gb_region *r, gb_region_info *out);
+GB_API void gb_region_info_get_sized(const gb_region *r, gb_region_info *out, size_t size);
+#define gb_region_info_get(r, out) gb_region_info_get_sized((r), (out), sizeof(gb_region_info))
 
 /* The region of this thread (in any of its contexts, live or retired)
  * whose blocks or container arenas hold p, or NULL when none does:
@@ -545,7 +560,8 @@ typedef struct gb_stats {
     X(GB_STAT_SINCE, uint64_t, resets)                                       \
     X(GB_STAT_NOW, size_t, bytes_huge)
 
-GB_API void gb_stats_get(gb_stats *out);
+GB_API void gb_stats_get_sized(gb_stats *out, size_t size);
+#define gb_stats_get(out) gb_stats_get_sized((out), sizeof(gb_stats))
 
 /* The process's resident size as the OS reports it, in bytes. footprint is
  * macOS's phys_footprint (0 elsewhere); lazy_free is Linux's LazyFree (pages
@@ -564,7 +580,8 @@ typedef struct gb_resident {
     size_t anon_huge;
 } gb_resident;
 
-GB_API int gb_resident_get(gb_resident *out);
+GB_API int gb_resident_get_sized(gb_resident *out, size_t size);
+#define gb_resident_get(out) gb_resident_get_sized((out), sizeof(gb_resident))
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,14 @@ GB__NORETURN GB__PRINTF(1, 2) void gb__die(const char *fmt, ...);
 size_t gb__add(size_t a, size_t b, const char *what);
 size_t gb__mul(size_t a, size_t b, const char *what);
 
+/* The ABI's copy-out (giveback.h, "The ABI"): copies the first `size`
+ * bytes of the full struct at `full` (`full_size` bytes, this library's
+ * layout) to `out`, the caller's struct of `size` bytes, and zeroes what
+ * the caller has past it (a newer caller's fields). Stops, naming `what`,
+ * when size is below `least`, the size of the struct when its ABI began:
+ * no caller's struct is smaller (error.c). */
+void gb__copy_out(const char *what, void *out, size_t size, const void *full, size_t full_size, size_t least);
+
 /* n rounded up to a multiple of `to` (a power of two); the unchecked form
  * is for sizes known to be small. */
 static inline size_t gb__round_up(size_t n, size_t to)

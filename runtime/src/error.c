@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 void gb__die(const char *fmt, ...)
@@ -40,4 +41,16 @@ size_t gb__mul(size_t a, size_t b, const char *what)
     if (__builtin_mul_overflow(a, b, &r))
         gb__die("%s: size overflows (%zu * %zu)", what, a, b);
     return r;
+}
+
+void gb__copy_out(const char *what, void *out, size_t size, const void *full, size_t full_size, size_t least)
+{
+    if (size < least)
+        gb__die("%s: a struct of %zu bytes is smaller than the %zu of its first ABI "
+                "(call through the macro, or pass sizeof of the struct)",
+                what, size, least);
+    size_t n = size < full_size ? size : full_size;
+    memcpy(out, full, n);
+    if (size > n)
+        memset((char *)out + n, 0, size - n);
 }

@@ -11,6 +11,7 @@
 #if defined(GB_HAVE_DLADDR) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE
 #endif
+#include "abi.h"
 #include "fix/fix.h"
 #include "init.h"
 #include "os/os.h"
@@ -32,9 +33,11 @@ atomic_int gb__inited; /* 0 none, 1 in progress, 2 done */
  * before gb__inited becomes 2. */
 static char origin[320];
 
-void gb_options_init(gb_options *o)
+void gb_options_init_sized(gb_options *o, size_t size)
 {
-    memset(o, 0, sizeof *o);
+    gb_options d;
+    memset(&d, 0, sizeof d);
+    gb__copy_out("gb_options_init", o, size, &d, sizeof d, GB__OPTIONS_LEAST);
 }
 
 /* The environment's choices, one table: a variable, the words it takes
@@ -285,14 +288,21 @@ void gb__init_slow(void)
     init_with(&o, NULL);
 }
 
-void gb_init(const gb_options *o)
+/* The caller's options are `size` bytes: fields its header did not have
+ * yet keep their defaults (zero), and fields it has that this library
+ * does not know are not read. */
+void gb_init_sized(const gb_options *o, size_t size)
 {
     gb_options d;
-    if (!o) {
-        gb_options_init(&d);
-        o = &d;
+    memset(&d, 0, sizeof d);
+    if (o) {
+        if (size < GB__OPTIONS_LEAST)
+            gb__die("gb_init: options of %zu bytes are smaller than the %zu of their first ABI "
+                    "(call through the macro, or pass sizeof of the struct)",
+                    size, (size_t)GB__OPTIONS_LEAST);
+        memcpy(&d, o, size < sizeof d ? size : sizeof d);
     }
-    init_with(o, __builtin_return_address(0));
+    init_with(&d, __builtin_return_address(0));
 }
 
 const char *gb_build_kind(void)

@@ -7,6 +7,7 @@
  * Both are read-only walks over this thread's own state, off every fast
  * path.
  */
+#include "abi.h"
 #include "arena.h"
 #include "coro.h"
 #include "handle.h"
@@ -17,7 +18,16 @@
 
 #include <string.h>
 
-void gb_region_info_get(const gb_region *h, gb_region_info *out)
+static void info_get(const gb_region *h, gb_region_info *out);
+
+void gb_region_info_get_sized(const gb_region *h, gb_region_info *caller, size_t size)
+{
+    gb_region_info all;
+    info_get(h, &all);
+    gb__copy_out("gb_region_info_get", caller, size, &all, sizeof all, GB__REGION_INFO_LEAST);
+}
+
+static void info_get(const gb_region *h, gb_region_info *out)
 {
     gb__ensure_init();
     gb__thread *t = gb__self();

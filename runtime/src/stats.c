@@ -4,6 +4,7 @@
  * arena.c); this file only copies them out. Nothing is estimated: the
  * tests compare these numbers for equality.
  */
+#include "abi.h"
 #include "init.h"
 #include "os/os.h"
 #include "stats.h"
@@ -30,14 +31,26 @@ _Static_assert(sizeof(gb_stats) == sizeof(gb__stats_mirror), "gb_stats has field
 #define GB__LOAD_GB_STAT_SETTING(name)
 #define GB__LOAD(kind, type, name) GB__LOAD_##kind(name)
 
-void gb_stats_get(gb_stats *out)
+void gb_stats_get_sized(gb_stats *caller, size_t size)
 {
     gb__ensure_init();
+    gb_stats all, *out = &all;
     GB_STATS_FIELDS(GB__LOAD)
     out->map_budget = gb__cfg.map_budget;
+    gb__copy_out("gb_stats_get", caller, size, &all, sizeof all, GB__STATS_LEAST);
 }
 
-int gb_resident_get(gb_resident *out)
+static int resident_get(gb_resident *out);
+
+int gb_resident_get_sized(gb_resident *caller, size_t size)
+{
+    gb_resident all;
+    int rc = resident_get(&all);
+    gb__copy_out("gb_resident_get", caller, size, &all, sizeof all, GB__RESIDENT_LEAST);
+    return rc;
+}
+
+static int resident_get(gb_resident *out)
 {
     gb__ensure_init();
     *out = (gb_resident){0};
