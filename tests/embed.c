@@ -4,6 +4,7 @@
  * the resident peak, and the misuse of each.
  */
 #include "common.h"
+#include "region.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -412,6 +413,73 @@ GB_TEST(reset_misuse_stops)
     gbt_expect_death(reset_not_innermost, "is not the innermost region (1 regions entered");
     gbt_expect_death(reset_left, "gb_region_reset: region 0x");
     gbt_expect_death(reset_left, "was already left");
+}
+
+/* A reset keeps r's one block, of `kept` bytes, whose first allocation was
+ * p0 (just past the block's header); the next allocation, of n bytes,
+ * must take that block only when n fits what follows the header, and
+ * land wholly inside a block of r either way. */
+static void check_one_allocation_after_reset(gb_region *r, char *p0, size_t kept, size_t n)
+{
+    size_t usable = kept - GB__BLOCK_HDR;
+    char *block_end = p0 + usable;
+    bool fits = ((n + 15) & ~(size_t)15) <= usable;
+    char *p = gb_alloc(n);
+    CHECK(gb_region_of(p) == r);
+    CHECK(gb_region_of(p + n - 1) == r);
+    gb_region_info i = info_of(r);
+    CHECK_EQ(i.blocks, 1);
+    if (fits) {
+        CHECK(p == p0); /* the kept block, taken again */
+        CHECK(p + n <= block_end);
+        CHECK_EQ(i.bytes, kept);
+        CHECK_EQ(i.kept_bytes, 0);
+        CHECK_EQ(gbt_stats().bytes_kept, 0);
+        CHECK_EQ(gb_region_bytes(r), kept);
+    } else {
+        /* A block of its own: the kept one stays kept, untouched. */
+        CHECK(p + n <= p0 - GB__BLOCK_HDR || p >= block_end);
+        CHECK(i.bytes >= n + GB__BLOCK_HDR);
+        CHECK_EQ(i.kept_bytes, kept);
+        CHECK_EQ(gbt_stats().bytes_kept, kept);
+        CHECK_EQ(gb_region_bytes(r), i.bytes + kept);
+    }
+    memset(p, 0xc3, n);
+    CHECK_EQ((unsigned char)p[n - 1], 0xc3);
+}
+
+/* For each size about a kept block's size less its header: a region whose
+ * one block was made for `first` bytes, reset keeping it, then one
+ * allocation of that size. */
+static void allocations_about_a_kept_blocks_size(size_t first)
+{
+    for (int k = 0; k < 9; k++) {
+        gb_region *r = gb_enter();
+        char *p0 = gb_alloc(first);
+        CHECK_EQ(info_of(r).blocks, 1);
+        size_t kept = gb_region_bytes(r);
+        /* The block's header is the region's too. */
+        CHECK(gb_region_of(p0 - GB__BLOCK_HDR) == r);
+        gb_region_reset(r, SIZE_MAX);
+        CHECK_EQ(info_of(r).kept_bytes, kept);
+        size_t usable = kept - GB__BLOCK_HDR;
+        const size_t n[9] = {usable - GB__BLOCK_HDR - 1, usable - 16, usable - 1, usable,
+                             usable + 1, usable + 16, kept - 1, kept, kept + 1};
+        check_one_allocation_after_reset(r, p0, kept, n[k]);
+        gb_leave(r);
+    }
+}
+
+GB_TEST(an_allocation_about_a_kept_blocks_size_lands_wholly_inside_the_region)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.cache_bytes = GB_CACHE_OFF; /* every block is fresh, of its class's size */
+    o.block_cap = (size_t)1 << 20;
+    gb_init(&o);
+    allocations_about_a_kept_blocks_size(100000);        /* a chained block */
+    allocations_about_a_kept_blocks_size((size_t)3 << 20); /* a solo block, over the cap */
+    gbt_check_all_given_back();
 }
 
 /* ----------------------------------------- a coroutine and its resumer */
