@@ -233,6 +233,86 @@ static void info_of_bogus(void)
     gb_region_info_get((gb_region *)(uintptr_t)0x1234, &i);
 }
 
+/* Every field of a freed region's info is zero but its state, whatever
+ * the region held while it lived and whatever *out held before. */
+static void check_freed_info(const gb_region *r)
+{
+    gb_region_info i;
+    memset(&i, 0xaa, sizeof i);
+    gb_region_info_get(r, &i);
+    CHECK_EQ(i.state, GB_REGION_FREED);
+    CHECK_EQ(i.bytes, 0);
+    CHECK_EQ(i.blocks, 0);
+    CHECK_EQ(i.kept_bytes, 0);
+    CHECK_EQ(i.kept_blocks, 0);
+    CHECK_EQ(i.arenas, 0);
+    CHECK_EQ(i.arena_bytes, 0);
+    CHECK_EQ(i.depth, 0);
+    CHECK(i.entered_by == NULL);
+    CHECK(i.pinned_by == NULL);
+}
+
+/* A region that held blocks, kept blocks and an arena, one level out. */
+static gb_region *enter_a_full_region(void)
+{
+    gb_region *r = gb_enter();
+    memset(gb_alloc(100000), 1, 100000);
+    memset(gb_alloc(300000), 2, 300000);
+    gb_region_reset(r, SIZE_MAX);
+    memset(gb_alloc(50), 3, 50); /* takes the newer block; the older stays kept */
+    gb_vec *v = gb_vec_new(8);
+    for (uint64_t k = 0; k < 1000; k++)
+        gb_vec_push(v, &k);
+    gb_vec_compact(v);
+    return r;
+}
+
+static void enter_full_and_yield(void *arg)
+{
+    gb_region **out = arg;
+    *out = enter_a_full_region();
+    gb_coro_yield();
+    gb_leave(*out);
+}
+
+GB_TEST(info_of_a_freed_region_is_zero_but_its_state)
+{
+    /* Entered on the thread's stack. */
+    gb_region *r = enter_a_full_region();
+    gb_region *inner = gb_enter();
+    gb_region_info i = info_of(r);
+    CHECK_EQ(i.state, GB_REGION_LIVE);
+    CHECK(i.bytes > 0 && i.blocks > 0 && i.kept_bytes > 0 && i.kept_blocks > 0);
+    CHECK(i.arenas == 1 && i.arena_bytes > 0);
+    CHECK_EQ(i.depth, 2);
+    gb_leave(inner);
+    gb_leave(r);
+    check_freed_info(r);
+    check_freed_info(inner);
+
+    /* Entered by a coroutine, left when it finished. */
+    gb_region *in_coro = NULL;
+    gb_coro *c = gb_coro_new(enter_full_and_yield, &in_coro, 0);
+    CHECK(gb_coro_resume(c));
+    CHECK(info_of(in_coro).entered_by == c);
+    CHECK(!gb_coro_resume(c));
+    check_freed_info(in_coro);
+    gb_coro_free(c);
+
+    /* Retired while a suspended coroutine pointed into it, then freed. */
+    gb_region *pinned = enter_a_full_region();
+    gb_coro *h = gb_coro_new(hold_and_yield, gb_alloc(64), 0);
+    gb_coro_resume(h);
+    gb_leave(pinned);
+    CHECK_EQ(info_of(pinned).state, GB_REGION_RETIRED);
+    CHECK(info_of(pinned).pinned_by == h);
+    CHECK(!gb_coro_resume(h));
+    check_freed_info(pinned);
+    gb_coro_free(h);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 GB_TEST(info_of_a_bogus_handle_stops)
 {
     gbt_expect_death(info_of_bogus, "gb_region_info_get: 0x1234 is not a region handle");
