@@ -649,6 +649,168 @@ GB_TEST(a_coroutine_allocates_into_every_resumers_region)
     gbt_check_all_given_back();
 }
 
+/* gb_realloc, by a coroutine B that A resumed, which the thread resumed,
+ * of allocations B made in the thread's region (two levels up) and in A's
+ * (one level up): each is resized in the region that holds it, in place
+ * when it is that region's last allocation and copied there when it is
+ * not, whether B has a region of its own entered or none. */
+typedef struct chain_case {
+    bool b_enters;              /* B enters a region of its own first */
+    gb_region *thread_region, *a_region;
+    size_t b_bytes;             /* bytes of B's own region, before and after */
+    int failed;                 /* the line of a failed check in B, or 0 */
+} chain_case;
+
+#define CHAIN_CHECK(k, cond)                                                 \
+    do {                                                                     \
+        if (!(cond) && !(k)->failed)                                         \
+            (k)->failed = __LINE__;                                          \
+    } while (0)
+
+/* Resizes, from B, an allocation B makes in region `in`. */
+static void resize_in_a_resumers_region(chain_case *k, gb_region *in, char fill_with)
+{
+    char *p = gb_alloc_in(in, 100);
+    memset(p, fill_with, 100);
+    char *q = gb_realloc(p, 100, 1000); /* the last of `in`: in place */
+    CHAIN_CHECK(k, q == p);
+    CHAIN_CHECK(k, gb_region_of(q) == in);
+    memset(q + 100, fill_with, 900);
+    gb_alloc_in(in, 16); /* q is no longer the last */
+    char *m = gb_realloc(q, 1000, 50000);
+    CHAIN_CHECK(k, m != q);
+    CHAIN_CHECK(k, gb_region_of(m) == in);
+    CHAIN_CHECK(k, gb_region_of(m + 49999) == in);
+    for (int i = 0; i < 1000; i++)
+        CHAIN_CHECK(k, m[i] == fill_with);
+}
+
+static void coroutine_b(void *arg)
+{
+    chain_case *k = arg;
+    gb_region *own = NULL;
+    if (k->b_enters) {
+        own = gb_enter();
+        memset(gb_alloc(64), 0, 64); /* its innermost region has a last allocation */
+        k->b_bytes = gb_region_bytes(own);
+    }
+    resize_in_a_resumers_region(k, k->thread_region, 't');
+    resize_in_a_resumers_region(k, k->a_region, 'a');
+    if (own) {
+        /* Nothing went into B's own region. */
+        CHAIN_CHECK(k, gb_region_bytes(own) == k->b_bytes);
+        gb_leave(own);
+    }
+}
+
+static void coroutine_a(void *arg)
+{
+    chain_case *k = arg;
+    k->a_region = gb_enter();
+    gb_coro *b = gb_coro_new(coroutine_b, k, 0);
+    gb_coro_resume(b);
+    gb_coro_free(b);
+    gb_leave(k->a_region);
+}
+
+static void resize_from_two_levels_down(bool b_enters)
+{
+    chain_case k = {.b_enters = b_enters};
+    k.thread_region = gb_enter();
+    gb_coro *a = gb_coro_new(coroutine_a, &k, 0);
+    CHECK(!gb_coro_resume(a));
+    gb_coro_free(a);
+    if (k.failed)
+        gbt_fail(__FILE__, k.failed, "check failed in coroutine B (b_enters %d)", b_enters);
+    CHECK(gb_region_bytes(k.thread_region) > 50000);
+    gb_leave(k.thread_region);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(realloc_resizes_in_a_resumers_region_from_a_coroutine_with_a_region)
+{
+    resize_from_two_levels_down(true);
+}
+
+/* The header promises the same with no region entered in the coroutine:
+ * p's region is a resumer's, and the innermost is not needed to find it. */
+GB_TEST(realloc_resizes_in_a_resumers_region_from_a_coroutine_without_one)
+{
+    resize_from_two_levels_down(false);
+}
+
+/* With no region of its own, gb_realloc still names each mistake: p in no
+ * region it may use, and p == NULL, which allocates as gb_alloc would. */
+static void realloc_malloc_memory_in(void *arg)
+{
+    (void)arg;
+    gb_realloc(malloc(16), 16, 32);
+}
+
+static void realloc_null_in(void *arg)
+{
+    (void)arg;
+    gb_realloc(NULL, 0, 32);
+}
+
+static void realloc_left_memory_in(void *arg)
+{
+    gb_realloc(arg, 64, 128);
+}
+
+static void coroutine_without_a_region_does(gb_coro_fn fn)
+{
+    gb_region *r = gb_enter();
+    gb_region *left = gb_enter();
+    void *p = gb_alloc(64);
+    gb_alloc(64);
+    gb_leave(left);
+    gb_coro_resume(gb_coro_new(fn, p, 0));
+    (void)r;
+}
+
+static void realloc_malloc_memory_from_a_coroutine(void)
+{
+    coroutine_without_a_region_does(realloc_malloc_memory_in);
+}
+
+static void realloc_null_from_a_coroutine(void)
+{
+    coroutine_without_a_region_does(realloc_null_in);
+}
+
+static void realloc_left_memory_from_a_coroutine(void)
+{
+    coroutine_without_a_region_does(realloc_left_memory_in);
+}
+
+static void realloc_malloc_memory_outside_any_region(void)
+{
+    gb_realloc(malloc(16), 16, 32);
+}
+
+static void realloc_null_outside_any_region(void)
+{
+    gb_realloc(NULL, 0, 32);
+}
+
+GB_TEST(realloc_without_a_region_of_its_own_names_the_mistake)
+{
+    gbt_expect_death(realloc_malloc_memory_from_a_coroutine,
+                     "gb_realloc: 0x");
+    gbt_expect_death(realloc_malloc_memory_from_a_coroutine,
+                     "is in no live region of the running context or of one that resumed it");
+    gbt_expect_death(realloc_left_memory_from_a_coroutine,
+                     "is in no live region of the running context or of one that resumed it");
+    gbt_expect_death(realloc_null_from_a_coroutine,
+                     "gb_realloc: no region is entered (call gb_enter first)");
+    gbt_expect_death(realloc_malloc_memory_outside_any_region,
+                     "is in no live region of the running context");
+    gbt_expect_death(realloc_null_outside_any_region,
+                     "gb_realloc: no region is entered (call gb_enter first)");
+}
+
 static void enter_then_yield(void *arg)
 {
     *(gb_region **)arg = gb_enter();
