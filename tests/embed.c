@@ -4,6 +4,7 @@
  * the resident peak, and the misuse of each.
  */
 #include "common.h"
+#include "region.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -232,6 +233,86 @@ static void info_of_bogus(void)
     gb_region_info_get((gb_region *)(uintptr_t)0x1234, &i);
 }
 
+/* Every field of a freed region's info is zero but its state, whatever
+ * the region held while it lived and whatever *out held before. */
+static void check_freed_info(const gb_region *r)
+{
+    gb_region_info i;
+    memset(&i, 0xaa, sizeof i);
+    gb_region_info_get(r, &i);
+    CHECK_EQ(i.state, GB_REGION_FREED);
+    CHECK_EQ(i.bytes, 0);
+    CHECK_EQ(i.blocks, 0);
+    CHECK_EQ(i.kept_bytes, 0);
+    CHECK_EQ(i.kept_blocks, 0);
+    CHECK_EQ(i.arenas, 0);
+    CHECK_EQ(i.arena_bytes, 0);
+    CHECK_EQ(i.depth, 0);
+    CHECK(i.entered_by == NULL);
+    CHECK(i.pinned_by == NULL);
+}
+
+/* A region that held blocks, kept blocks and an arena, one level out. */
+static gb_region *enter_a_full_region(void)
+{
+    gb_region *r = gb_enter();
+    memset(gb_alloc(100000), 1, 100000);
+    memset(gb_alloc(300000), 2, 300000);
+    gb_region_reset(r, SIZE_MAX);
+    memset(gb_alloc(50), 3, 50); /* takes the newer block; the older stays kept */
+    gb_vec *v = gb_vec_new(8);
+    for (uint64_t k = 0; k < 1000; k++)
+        gb_vec_push(v, &k);
+    gb_vec_compact(v);
+    return r;
+}
+
+static void enter_full_and_yield(void *arg)
+{
+    gb_region **out = arg;
+    *out = enter_a_full_region();
+    gb_coro_yield();
+    gb_leave(*out);
+}
+
+GB_TEST(info_of_a_freed_region_is_zero_but_its_state)
+{
+    /* Entered on the thread's stack. */
+    gb_region *r = enter_a_full_region();
+    gb_region *inner = gb_enter();
+    gb_region_info i = info_of(r);
+    CHECK_EQ(i.state, GB_REGION_LIVE);
+    CHECK(i.bytes > 0 && i.blocks > 0 && i.kept_bytes > 0 && i.kept_blocks > 0);
+    CHECK(i.arenas == 1 && i.arena_bytes > 0);
+    CHECK_EQ(i.depth, 2);
+    gb_leave(inner);
+    gb_leave(r);
+    check_freed_info(r);
+    check_freed_info(inner);
+
+    /* Entered by a coroutine, left when it finished. */
+    gb_region *in_coro = NULL;
+    gb_coro *c = gb_coro_new(enter_full_and_yield, &in_coro, 0);
+    CHECK(gb_coro_resume(c));
+    CHECK(info_of(in_coro).entered_by == c);
+    CHECK(!gb_coro_resume(c));
+    check_freed_info(in_coro);
+    gb_coro_free(c);
+
+    /* Retired while a suspended coroutine pointed into it, then freed. */
+    gb_region *pinned = enter_a_full_region();
+    gb_coro *h = gb_coro_new(hold_and_yield, gb_alloc(64), 0);
+    gb_coro_resume(h);
+    gb_leave(pinned);
+    CHECK_EQ(info_of(pinned).state, GB_REGION_RETIRED);
+    CHECK(info_of(pinned).pinned_by == h);
+    CHECK(!gb_coro_resume(h));
+    check_freed_info(pinned);
+    gb_coro_free(h);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 GB_TEST(info_of_a_bogus_handle_stops)
 {
     gbt_expect_death(info_of_bogus, "gb_region_info_get: 0x1234 is not a region handle");
@@ -414,6 +495,73 @@ GB_TEST(reset_misuse_stops)
     gbt_expect_death(reset_left, "was already left");
 }
 
+/* A reset keeps r's one block, of `kept` bytes, whose first allocation was
+ * p0 (just past the block's header); the next allocation, of n bytes,
+ * must take that block only when n fits what follows the header, and
+ * land wholly inside a block of r either way. */
+static void check_one_allocation_after_reset(gb_region *r, char *p0, size_t kept, size_t n)
+{
+    size_t usable = kept - GB__BLOCK_HDR;
+    char *block_end = p0 + usable;
+    bool fits = ((n + 15) & ~(size_t)15) <= usable;
+    char *p = gb_alloc(n);
+    CHECK(gb_region_of(p) == r);
+    CHECK(gb_region_of(p + n - 1) == r);
+    gb_region_info i = info_of(r);
+    CHECK_EQ(i.blocks, 1);
+    if (fits) {
+        CHECK(p == p0); /* the kept block, taken again */
+        CHECK(p + n <= block_end);
+        CHECK_EQ(i.bytes, kept);
+        CHECK_EQ(i.kept_bytes, 0);
+        CHECK_EQ(gbt_stats().bytes_kept, 0);
+        CHECK_EQ(gb_region_bytes(r), kept);
+    } else {
+        /* A block of its own: the kept one stays kept, untouched. */
+        CHECK(p + n <= p0 - GB__BLOCK_HDR || p >= block_end);
+        CHECK(i.bytes >= n + GB__BLOCK_HDR);
+        CHECK_EQ(i.kept_bytes, kept);
+        CHECK_EQ(gbt_stats().bytes_kept, kept);
+        CHECK_EQ(gb_region_bytes(r), i.bytes + kept);
+    }
+    memset(p, 0xc3, n);
+    CHECK_EQ((unsigned char)p[n - 1], 0xc3);
+}
+
+/* For each size about a kept block's size less its header: a region whose
+ * one block was made for `first` bytes, reset keeping it, then one
+ * allocation of that size. */
+static void allocations_about_a_kept_blocks_size(size_t first)
+{
+    for (int k = 0; k < 9; k++) {
+        gb_region *r = gb_enter();
+        char *p0 = gb_alloc(first);
+        CHECK_EQ(info_of(r).blocks, 1);
+        size_t kept = gb_region_bytes(r);
+        /* The block's header is the region's too. */
+        CHECK(gb_region_of(p0 - GB__BLOCK_HDR) == r);
+        gb_region_reset(r, SIZE_MAX);
+        CHECK_EQ(info_of(r).kept_bytes, kept);
+        size_t usable = kept - GB__BLOCK_HDR;
+        const size_t n[9] = {usable - GB__BLOCK_HDR - 1, usable - 16, usable - 1, usable,
+                             usable + 1, usable + 16, kept - 1, kept, kept + 1};
+        check_one_allocation_after_reset(r, p0, kept, n[k]);
+        gb_leave(r);
+    }
+}
+
+GB_TEST(an_allocation_about_a_kept_blocks_size_lands_wholly_inside_the_region)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.cache_bytes = GB_CACHE_OFF; /* every block is fresh, of its class's size */
+    o.block_cap = (size_t)1 << 20;
+    gb_init(&o);
+    allocations_about_a_kept_blocks_size(100000);        /* a chained block */
+    allocations_about_a_kept_blocks_size((size_t)3 << 20); /* a solo block, over the cap */
+    gbt_check_all_given_back();
+}
+
 /* ----------------------------------------- a coroutine and its resumer */
 
 typedef struct gen_case {
@@ -499,6 +647,168 @@ GB_TEST(a_coroutine_allocates_into_every_resumers_region)
     gb_leave(k.thread_region);
     gb_sweep();
     gbt_check_all_given_back();
+}
+
+/* gb_realloc, by a coroutine B that A resumed, which the thread resumed,
+ * of allocations B made in the thread's region (two levels up) and in A's
+ * (one level up): each is resized in the region that holds it, in place
+ * when it is that region's last allocation and copied there when it is
+ * not, whether B has a region of its own entered or none. */
+typedef struct chain_case {
+    bool b_enters;              /* B enters a region of its own first */
+    gb_region *thread_region, *a_region;
+    size_t b_bytes;             /* bytes of B's own region, before and after */
+    int failed;                 /* the line of a failed check in B, or 0 */
+} chain_case;
+
+#define CHAIN_CHECK(k, cond)                                                 \
+    do {                                                                     \
+        if (!(cond) && !(k)->failed)                                         \
+            (k)->failed = __LINE__;                                          \
+    } while (0)
+
+/* Resizes, from B, an allocation B makes in region `in`. */
+static void resize_in_a_resumers_region(chain_case *k, gb_region *in, char fill_with)
+{
+    char *p = gb_alloc_in(in, 100);
+    memset(p, fill_with, 100);
+    char *q = gb_realloc(p, 100, 1000); /* the last of `in`: in place */
+    CHAIN_CHECK(k, q == p);
+    CHAIN_CHECK(k, gb_region_of(q) == in);
+    memset(q + 100, fill_with, 900);
+    gb_alloc_in(in, 16); /* q is no longer the last */
+    char *m = gb_realloc(q, 1000, 50000);
+    CHAIN_CHECK(k, m != q);
+    CHAIN_CHECK(k, gb_region_of(m) == in);
+    CHAIN_CHECK(k, gb_region_of(m + 49999) == in);
+    for (int i = 0; i < 1000; i++)
+        CHAIN_CHECK(k, m[i] == fill_with);
+}
+
+static void coroutine_b(void *arg)
+{
+    chain_case *k = arg;
+    gb_region *own = NULL;
+    if (k->b_enters) {
+        own = gb_enter();
+        memset(gb_alloc(64), 0, 64); /* its innermost region has a last allocation */
+        k->b_bytes = gb_region_bytes(own);
+    }
+    resize_in_a_resumers_region(k, k->thread_region, 't');
+    resize_in_a_resumers_region(k, k->a_region, 'a');
+    if (own) {
+        /* Nothing went into B's own region. */
+        CHAIN_CHECK(k, gb_region_bytes(own) == k->b_bytes);
+        gb_leave(own);
+    }
+}
+
+static void coroutine_a(void *arg)
+{
+    chain_case *k = arg;
+    k->a_region = gb_enter();
+    gb_coro *b = gb_coro_new(coroutine_b, k, 0);
+    gb_coro_resume(b);
+    gb_coro_free(b);
+    gb_leave(k->a_region);
+}
+
+static void resize_from_two_levels_down(bool b_enters)
+{
+    chain_case k = {.b_enters = b_enters};
+    k.thread_region = gb_enter();
+    gb_coro *a = gb_coro_new(coroutine_a, &k, 0);
+    CHECK(!gb_coro_resume(a));
+    gb_coro_free(a);
+    if (k.failed)
+        gbt_fail(__FILE__, k.failed, "check failed in coroutine B (b_enters %d)", b_enters);
+    CHECK(gb_region_bytes(k.thread_region) > 50000);
+    gb_leave(k.thread_region);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(realloc_resizes_in_a_resumers_region_from_a_coroutine_with_a_region)
+{
+    resize_from_two_levels_down(true);
+}
+
+/* The header promises the same with no region entered in the coroutine:
+ * p's region is a resumer's, and the innermost is not needed to find it. */
+GB_TEST(realloc_resizes_in_a_resumers_region_from_a_coroutine_without_one)
+{
+    resize_from_two_levels_down(false);
+}
+
+/* With no region of its own, gb_realloc still names each mistake: p in no
+ * region it may use, and p == NULL, which allocates as gb_alloc would. */
+static void realloc_malloc_memory_in(void *arg)
+{
+    (void)arg;
+    gb_realloc(malloc(16), 16, 32);
+}
+
+static void realloc_null_in(void *arg)
+{
+    (void)arg;
+    gb_realloc(NULL, 0, 32);
+}
+
+static void realloc_left_memory_in(void *arg)
+{
+    gb_realloc(arg, 64, 128);
+}
+
+static void coroutine_without_a_region_does(gb_coro_fn fn)
+{
+    gb_region *r = gb_enter();
+    gb_region *left = gb_enter();
+    void *p = gb_alloc(64);
+    gb_alloc(64);
+    gb_leave(left);
+    gb_coro_resume(gb_coro_new(fn, p, 0));
+    (void)r;
+}
+
+static void realloc_malloc_memory_from_a_coroutine(void)
+{
+    coroutine_without_a_region_does(realloc_malloc_memory_in);
+}
+
+static void realloc_null_from_a_coroutine(void)
+{
+    coroutine_without_a_region_does(realloc_null_in);
+}
+
+static void realloc_left_memory_from_a_coroutine(void)
+{
+    coroutine_without_a_region_does(realloc_left_memory_in);
+}
+
+static void realloc_malloc_memory_outside_any_region(void)
+{
+    gb_realloc(malloc(16), 16, 32);
+}
+
+static void realloc_null_outside_any_region(void)
+{
+    gb_realloc(NULL, 0, 32);
+}
+
+GB_TEST(realloc_without_a_region_of_its_own_names_the_mistake)
+{
+    gbt_expect_death(realloc_malloc_memory_from_a_coroutine,
+                     "gb_realloc: 0x");
+    gbt_expect_death(realloc_malloc_memory_from_a_coroutine,
+                     "is in no live region of the running context or of one that resumed it");
+    gbt_expect_death(realloc_left_memory_from_a_coroutine,
+                     "is in no live region of the running context or of one that resumed it");
+    gbt_expect_death(realloc_null_from_a_coroutine,
+                     "gb_realloc: no region is entered (call gb_enter first)");
+    gbt_expect_death(realloc_malloc_memory_outside_any_region,
+                     "is in no live region of the running context");
+    gbt_expect_death(realloc_null_outside_any_region,
+                     "gb_realloc: no region is entered (call gb_enter first)");
 }
 
 static void enter_then_yield(void *arg)

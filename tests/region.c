@@ -272,6 +272,59 @@ GB_TEST(allocating_in_a_stale_handle_stops_after_its_slot_is_reused)
     gbt_expect_death(alloc_in_stale, "was already left");
 }
 
+/* The slot reused by a region that is not the innermost: one more region
+ * is entered after it, so the stale handle is compared with the region
+ * one level out, which the allocation calls check by handle alone before
+ * they ask the directory. */
+static gb_region *reused_outer;
+
+static void make_stale_one_level_out(void)
+{
+    gb_enter();
+    stale = gb_enter();
+    gb_leave(stale);
+    fresh = gb_enter(); /* the first free slot: stale's */
+    CHECK(fresh != stale);
+    uintptr_t slot_bits = ((uintptr_t)1 << GB__H_GEN_SHIFT) - 1;
+    CHECK_EQ((uintptr_t)fresh & slot_bits, (uintptr_t)stale & slot_bits);
+    CHECK_LT((uintptr_t)stale >> GB__H_GEN_SHIFT, (uintptr_t)fresh >> GB__H_GEN_SHIFT);
+    reused_outer = fresh;
+    gb_enter();
+    CHECK_EQ(gb_depth(), 3);
+    CHECK(gb_current() != fresh);
+}
+
+static void alloc_in_stale_one_level_out(void)
+{
+    make_stale_one_level_out();
+    gb_alloc_in(stale, 64);
+}
+
+static void calloc_in_stale_one_level_out(void)
+{
+    make_stale_one_level_out();
+    gb_calloc_in(stale, 4, 16);
+}
+
+static void realloc_in_stale_one_level_out(void)
+{
+    make_stale_one_level_out();
+    /* p is the reusing region's own last allocation: a stale handle taken
+     * for that region would grow it quietly. */
+    void *p = gb_alloc_in(reused_outer, 64);
+    gb_realloc_in(stale, p, 64, 128);
+}
+
+GB_TEST(a_stale_handle_stops_when_its_slot_is_reused_one_level_out)
+{
+    gbt_expect_death(alloc_in_stale_one_level_out, "gb_alloc_in: region");
+    gbt_expect_death(alloc_in_stale_one_level_out, "was already left");
+    gbt_expect_death(calloc_in_stale_one_level_out, "gb_calloc_in: region");
+    gbt_expect_death(calloc_in_stale_one_level_out, "was already left");
+    gbt_expect_death(realloc_in_stale_one_level_out, "gb_realloc_in: region");
+    gbt_expect_death(realloc_in_stale_one_level_out, "was already left");
+}
+
 /* The descriptor's page itself is given back (a sweep) and its memory
  * reused by blocks; the handle is decoded without reading it. */
 static void stale_after_page_given_back(void)
@@ -610,6 +663,82 @@ static void realloc_lies(void)
 GB_TEST(realloc_with_a_wrong_old_size_stops)
 {
     gbt_expect_death(realloc_lies, "gb_realloc: old size 4096 is larger than the allocation");
+}
+
+/* The bound on old_n is what the region handed out from p on: for the
+ * last allocation, its own size rounded to 16; for an earlier one of the
+ * current block, everything up to the bump pointer; for one in an older
+ * block, the rest of that block (the region does not remember where it
+ * stopped there). An old size of exactly that is taken; one byte more
+ * stops, though the block has room well past it. The allocations are made
+ * here and the wrong calls run in children forked from this state. */
+static char *lie_at;
+static size_t lie_size;
+
+static void realloc_with_old_size(void)
+{
+    gb_realloc(lie_at, lie_size, lie_size + 100);
+}
+
+GB_TEST(realloc_with_an_old_size_one_past_what_was_handed_out_stops)
+{
+    gb_region *r = gb_enter();
+    char msg[160];
+
+    /* The last allocation of a block with room after it. */
+    char *last = gb_alloc(100); /* 112 bytes handed out */
+    memset(last, 'l', 100);
+    lie_at = last;
+    lie_size = 113;
+    gbt_expect_death(realloc_with_old_size,
+                     "gb_realloc: old size 113 is larger than the allocation at 0x");
+    gbt_expect_death(realloc_with_old_size, "(112 bytes)");
+    lie_size = 112 + 16;
+    gbt_expect_death(realloc_with_old_size, "gb_realloc: old size 128 is larger than the allocation");
+    char *q = gb_realloc(last, 112, 200);
+    CHECK(q == last); /* grown in place: the block had room */
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ(q[i], 'l');
+    CHECK(gb_alloc(16) == last + 208); /* and still has */
+
+    /* An earlier allocation of the current block: up to the bump pointer. */
+    char *early = gb_alloc(100);
+    char *after = gb_alloc(50);
+    memset(early, 'e', 112);
+    memset(after, 'a', 64);
+    lie_at = early;
+    lie_size = 112 + 64 + 1;
+    gbt_expect_death(realloc_with_old_size,
+                     "gb_realloc: old size 177 is larger than what region 0x");
+    gbt_expect_death(realloc_with_old_size, "on (176 bytes)");
+    q = gb_realloc(early, 176, 300);
+    CHECK(q != early);
+    CHECK(gb_region_of(q) == r);
+    for (int i = 0; i < 176; i++)
+        CHECK_EQ(q[i], i < 112 ? 'e' : 'a');
+
+    /* An allocation that opens a block the region then moves on from: the
+     * rest of that block. */
+    gb_region *o = gb_enter();
+    char *first = gb_alloc(100);
+    memset(first, 'f', 100);
+    size_t block = gb_region_bytes(o);
+    size_t rest = block - GB__BLOCK_HDR;
+    gb_alloc(block); /* does not fit: the next block becomes the current one */
+    CHECK(gb_region_bytes(o) > block);
+    lie_at = first;
+    lie_size = rest + 1;
+    snprintf(msg, sizeof msg, "gb_realloc: old size %zu is larger than what region", rest + 1);
+    gbt_expect_death(realloc_with_old_size, msg);
+    snprintf(msg, sizeof msg, "on (%zu bytes)", rest);
+    gbt_expect_death(realloc_with_old_size, msg);
+    q = gb_realloc(first, rest, rest + 100);
+    CHECK(gb_region_of(q) == o);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ(q[i], 'f');
+    gb_leave(o);
+    gb_leave(r);
+    gbt_check_all_given_back();
 }
 
 static void exhaust(void)

@@ -64,7 +64,11 @@ static void info_get(const gb_region *h, gb_region_info *out)
                                                            offsetof(gb_coro, rstack)));
 }
 
-/* r, when p points into one of its blocks (header excluded) or arenas. */
+/* r, when p points into one of its blocks or arenas (gb__region_contains,
+ * the pin check's question): a block from its first byte, its header
+ * included, since all of it is memory the region holds and a free hook
+ * must hand none of it to free. The blocks a reset kept are not asked
+ * about: they hold nothing until an allocation takes them again. */
 static gb_region *holds(gb_region *r, const void *p)
 {
     return gb__region_contains(r, p) ? r : NULL;

@@ -388,10 +388,14 @@ static gb_region *region_holding(const char *who, const void *p)
 
 void *gb_realloc(void *p, size_t old_n, size_t new_n)
 {
-    gb_region *r = innermost("gb_realloc");
+    if (!p)
+        return gb__region_alloc(innermost("gb_realloc"), new_n);
     /* An allocation of an outer region is resized there, not moved into
-     * the innermost one. */
-    if (p && p != r->last && !block_of(r, p))
+     * the innermost one; and a coroutine with no region of its own entered
+     * resizes one of its resumers' regions' allocations all the same, so
+     * the innermost region is only where the search starts. */
+    gb_region *r = cur_stack()->top;
+    if (!r || (p != r->last && !block_of(r, p)))
         r = region_holding("gb_realloc", p);
     return gb__region_realloc("gb_realloc", r, p, old_n, new_n);
 }
