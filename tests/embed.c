@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -944,4 +945,109 @@ GB_TEST(coroutine_handles_never_repeat)
     }
     gb_sweep();
     gbt_check_all_given_back();
+}
+
+/* ------------------------------------------------------------ unwinding */
+
+static jmp_buf unwind_to;
+
+/* A host function that enters a scratch region, as a C function called by
+ * an interpreter would, and raises an error (the interpreter's longjmp)
+ * before its gb_leave: the scratch region and one inside it stay entered. */
+static void raise_with_scratch_entered(void)
+{
+    gb_enter();
+    memset(gb_alloc(300000), 's', 300000);
+    gb_enter();
+    gb_alloc(100);
+    longjmp(unwind_to, 1);
+}
+
+GB_TEST(leave_to_leaves_what_a_longjmp_skipped_and_keeps_r)
+{
+    gb_region *interp = gb_enter();
+    char *keep = gb_alloc(64);
+    memset(keep, 'k', 64);
+    gb_region *saved = gb_current();
+    if (setjmp(unwind_to) == 0)
+        raise_with_scratch_entered();
+    CHECK_EQ(gb_depth(), 3);
+    CHECK_EQ(gb_leave_to(saved), 2);
+    CHECK(gb_current() == interp);
+    CHECK_EQ(gb_depth(), 1);
+    CHECK_EQ(gbt_stats().regions_live, 1);
+    CHECK_EQ(gbt_stats().regions_retired, 0);
+    /* r's own allocations are untouched, and it is left as usual. */
+    CHECK_EQ(keep[0], 'k');
+    CHECK_EQ(keep[63], 'k');
+    CHECK_EQ(gb_leave_to(interp), 0);
+    gb_leave(interp);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(leave_to_null_leaves_every_region_of_the_running_context)
+{
+    gb_region *a = gb_enter(), *b = gb_enter(), *c = gb_enter();
+    gb_alloc(5000);
+    CHECK_EQ(gb_leave_to(NULL), 3);
+    CHECK_EQ(gb_depth(), 0);
+    CHECK(gb_current() == NULL);
+    CHECK_EQ(info_of(a).state, GB_REGION_FREED);
+    CHECK_EQ(info_of(b).state, GB_REGION_FREED);
+    CHECK_EQ(info_of(c).state, GB_REGION_FREED);
+    CHECK_EQ(gb_leave_to(NULL), 0);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(leave_to_retires_a_region_a_suspended_coroutine_points_into)
+{
+    gb_region *r = gb_enter();
+    gb_region *pinned = gb_enter();
+    char *p = gb_alloc(100000);
+    gb_region *above = gb_enter();
+    gb_alloc(100);
+    gb_coro *c = gb_coro_new(hold_and_yield, p + 8, 0);
+    CHECK(gb_coro_resume(c));
+    CHECK_EQ(gb_leave_to(r), 2);
+    CHECK_EQ(info_of(above).state, GB_REGION_FREED);
+    CHECK_EQ(info_of(pinned).state, GB_REGION_RETIRED);
+    CHECK(info_of(pinned).pinned_by == c);
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
+    CHECK_EQ(info_of(pinned).state, GB_REGION_FREED);
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+static void leave_to_a_left_region(void)
+{
+    gb_region *r = gb_enter();
+    gb_leave(r);
+    gb_enter();
+    gb_leave_to(r);
+}
+
+static void leave_to_from_a_coroutine(void *arg)
+{
+    gb_enter();
+    gb_leave_to((gb_region *)arg);
+}
+
+static void leave_to_the_resumers_region(void)
+{
+    gb_region *r = gb_enter();
+    gb_coro *c = gb_coro_new(leave_to_from_a_coroutine, r, 0);
+    gb_coro_resume(c);
+}
+
+GB_TEST(leave_to_a_left_region_or_another_contexts_stops)
+{
+    gbt_expect_death(leave_to_a_left_region, "gb_leave_to");
+    gbt_expect_death(leave_to_a_left_region, "already left");
+    /* The coroutine may not unwind its resumer's stack: the region is
+     * named as entered by another context. */
+    gbt_expect_death(leave_to_the_resumers_region, "gb_leave_to: region");
 }

@@ -202,6 +202,18 @@ GB_API gb_region *gb_enter(void);
  * was already left, or belongs to another thread or coroutine. */
 GB_API void gb_leave(gb_region *r);
 
+/* Leaves every region the running context entered after r, innermost
+ * first, each as gb_leave would (a region a suspended coroutine points
+ * into is retired), and keeps r entered; with r NULL, leaves every region
+ * of the running context. Returns how many it left. For a host whose
+ * errors longjmp or throw past its own gb_leave calls (a Lua error raised
+ * in a C function that had a scratch region entered, a C++ exception):
+ * remember the region that was innermost before the protected call, and
+ * call gb_leave_to on it after the call returns, whether or not it
+ * failed. Stops the process if r was left (or is retired), belongs to
+ * another thread, or to another context of this thread. */
+GB_API size_t gb_leave_to(gb_region *r);
+
 /* The innermost region of the running context, or NULL if there is none. */
 GB_API gb_region *gb_current(void);
 

@@ -80,6 +80,24 @@ void gb_leave(gb_region *h)
     gb__region_pop(s);
 }
 
+size_t gb_leave_to(gb_region *h)
+{
+    gb__rstack *s = cur_stack();
+    gb_region *r = NULL;
+    if (h) {
+        gb__thread *t = gb__self();
+        r = gb__handle_region("gb_leave_to", t, h);
+        if (r->stack != s)
+            gb__handle_die_other_context("gb_leave_to", t, h, r);
+    }
+    /* r is on s, so the walk ends there; each region is left as gb_leave
+     * leaves it, innermost first, so that pinned ones are retired. */
+    size_t n = 0;
+    for (; s->top != r; n++)
+        gb__region_pop(s);
+    return n;
+}
+
 void gb__region_pop(gb__rstack *s)
 {
     gb_region *r = s->top;
