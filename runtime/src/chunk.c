@@ -216,13 +216,18 @@ static void cache_drop(gb__thread *t, int k)
 
 /* Reserves `size` bytes of the process's bound for t; when it has no room
  * and `evict` says so, t unmaps what it holds, largest first, until it
- * has. False (nothing reserved) when there is no room to be had. */
+ * has. False (nothing reserved) when there is no room to be had. The
+ * reservation is tried again after every drop, the last block of t's
+ * cache included: the room that one makes is what the block waiting for
+ * it needs. */
 static bool make_room(gb__thread *t, size_t size, bool evict)
 {
     bool room = cache_reserve(size);
     for (int j = GB__CACHE_CLASSES - 1; evict && j >= 0 && !room; j--)
-        while (t->cache.head[j] && !(room = cache_reserve(size)))
+        while (t->cache.head[j] && !room) {
             cache_drop(t, j);
+            room = cache_reserve(size);
+        }
     return room;
 }
 
