@@ -118,6 +118,14 @@ static void *recording_map(size_t n, size_t align)
     return p;
 }
 
+/* The mappings advised for huge pages and not unmapped since, for the
+ * tests that judge bytes_huge against what is really huge. */
+enum { ADVISED_MAX = 16 };
+static struct {
+    char *base;
+    size_t size;
+} advised_ranges[ADVISED_MAX];
+
 static int recording_advise(void *p, size_t n)
 {
     advised++;
@@ -127,20 +135,62 @@ static int recording_advise(void *p, size_t n)
         errno = EINVAL;
         return -1;
     }
-    return real_advise(p, n);
+    int rc = real_advise(p, n);
+    if (rc == 0) {
+        int i = 0;
+        while (i < ADVISED_MAX && advised_ranges[i].base)
+            i++;
+        CHECK(i < ADVISED_MAX);
+        advised_ranges[i].base = p;
+        advised_ranges[i].size = n;
+    }
+    return rc;
 }
 
-static void init_recording(void)
+static int (*real_unmap)(void *, size_t);
+
+/* An unmapped range takes its advice with it. */
+static int recording_unmap(void *p, size_t n)
+{
+    int rc = real_unmap(p, n);
+    for (int i = 0; rc == 0 && i < ADVISED_MAX; i++)
+        if (advised_ranges[i].base && advised_ranges[i].base < (char *)p + n &&
+            (char *)p < advised_ranges[i].base + advised_ranges[i].size)
+            advised_ranges[i].base = NULL;
+    return rc;
+}
+
+/* Whether chunk c is really huge: it starts on a huge page boundary and
+ * lies in a mapping that was advised. */
+static bool really_huge(gb__chunk c)
+{
+    if (((uintptr_t)c.base & (gb_huge_page() - 1)) != 0)
+        return false;
+    for (int i = 0; i < ADVISED_MAX; i++)
+        if (advised_ranges[i].base && advised_ranges[i].base <= (char *)c.base &&
+            (char *)c.base + c.size <= advised_ranges[i].base + advised_ranges[i].size)
+            return true;
+    return false;
+}
+
+static void init_recording_with_cache(size_t cache_bytes)
 {
     gb_options o;
     gb_options_init(&o);
-    o.cache_bytes = GB_CACHE_OFF; /* every block mapped afresh */
+    o.cache_bytes = cache_bytes;
     gb_init(&o);
     skip_without_huge_pages();
     real_map = gb__os.map;
     real_advise = gb__os.advise_huge;
+    real_unmap = gb__os.unmap;
     gb__os.map = recording_map;
     gb__os.advise_huge = recording_advise;
+    gb__os.unmap = recording_unmap;
+}
+
+static void init_recording(void)
+{
+    init_recording_with_cache(GB_CACHE_OFF); /* every block mapped afresh */
 }
 
 /* Every mapping of a huge page or more is asked aligned and advised once;
@@ -203,6 +253,78 @@ GB_TEST(a_failing_aligned_map_maps_unaligned)
     CHECK_EQ(s.bytes_heap, 0);
     gb_leave(r);
     gbt_check_all_given_back();
+}
+
+/* ------------------------------------------ huge-size blocks and the cache
+ *
+ * bytes_huge counts only blocks that start on a huge page boundary and
+ * were advised. A block of huge size whose huge-page path fell back is an
+ * ordinary block; given back with the block cache on, and a block of its
+ * size taken again, what comes back must be counted as what it is. */
+
+/* Room in the cache for huge blocks, which it keeps only where there is
+ * room (chunk.c). */
+#define ROOMY_CACHE (64 * MIB)
+
+/* Takes a chunk of two huge pages while `fault` is in place, gives it back,
+ * then, with the OS table's real map and advice again, takes one of that
+ * size and judges its count. */
+static void fallen_back_block_goes_through_the_cache(void (*fault)(void), void (*mend)(void))
+{
+    init_recording_with_cache(ROOMY_CACHE);
+    size_t n = 2 * gb_huge_page();
+    fault();
+    gb__chunk c = gb__chunk_get(n);
+    CHECK_EQ(c.src, GB__SRC_MAP);
+    CHECK(!really_huge(c));
+    CHECK(!c.huge);
+    CHECK_EQ(gbt_stats().bytes_huge, 0);
+    gb__chunk_put(c);
+    mend();
+    uint64_t hits = gbt_stats().cache_hits;
+    gb__chunk d = gb__chunk_get(n);
+    gb_stats s = gbt_stats();
+    fprintf(stderr, "taken again: %s, %s, counted %s; bytes_huge %zu KiB\n",
+            s.cache_hits > hits ? "from the cache" : "mapped afresh", really_huge(d) ? "huge" : "not huge",
+            d.huge ? "huge" : "not huge", s.bytes_huge / 1024);
+    CHECK_EQ(d.huge, really_huge(d));
+    CHECK_EQ(s.bytes_huge, really_huge(d) ? d.size : 0);
+    gb__chunk_put(d);
+    CHECK_EQ(gbt_stats().bytes_huge, 0);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+static void aligned_maps_fail(void)
+{
+    gb__os.map = unaligned_only_map;
+}
+
+static void aligned_maps_work(void)
+{
+    gb__os.map = recording_map;
+}
+
+GB_TEST(a_huge_size_block_mapped_unaligned_never_comes_back_from_the_cache_as_huge)
+{
+    fallen_back_block_goes_through_the_cache(aligned_maps_fail, aligned_maps_work);
+    CHECK(maps_aligned > 0);
+}
+
+static void advice_refused(void)
+{
+    advise_fails = 1;
+}
+
+static void advice_taken(void)
+{
+    advise_fails = 0;
+}
+
+GB_TEST(a_huge_size_block_refused_advice_never_comes_back_from_the_cache_as_huge)
+{
+    fallen_back_block_goes_through_the_cache(advice_refused, advice_taken);
+    CHECK(advised > 1);
 }
 
 static size_t vm_size(void)
