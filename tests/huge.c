@@ -327,6 +327,34 @@ GB_TEST(a_huge_size_block_refused_advice_never_comes_back_from_the_cache_as_huge
     CHECK(advised > 1);
 }
 
+/* A cached huge block may be taken for a slab (a request takes a cached
+ * block of up to four times its size): the slab holds it counted as huge,
+ * and when the slab goes, it must go uncounted, whatever the slab does
+ * with it. */
+GB_TEST(a_cached_huge_block_made_a_slab_is_uncounted_when_the_slab_goes)
+{
+    init_recording_with_cache(ROOMY_CACHE);
+    /* small.c's slab: 256 pages. */
+    size_t slab = 256 * gb__os.page_size;
+    GBT_SKIP_IF(slab >= gb_huge_page() || 4 * slab < gb_huge_page(),
+                "a slab request cannot take a cached block of one huge page at this page size");
+    gb__chunk c = gb__chunk_get(gb_huge_page());
+    CHECK(c.huge && really_huge(c));
+    gb__chunk_put(c);
+    CHECK_EQ(gbt_stats().bytes_cached, c.size);
+    gb_region *r = gb_enter();
+    memset(gb_alloc(100), 1, 100); /* from a slab */
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.slabs, 1);
+    fprintf(stderr, "slab over a cached huge block: bytes_huge %zu KiB\n", s.bytes_huge / 1024);
+    CHECK_EQ(s.bytes_huge, c.size);
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().slabs, 0);
+    CHECK_EQ(gbt_stats().bytes_huge, 0);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 static size_t vm_size(void)
 {
     size_t v = gbt_vm_size();
