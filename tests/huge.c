@@ -9,6 +9,9 @@
  * on a fake OS table everywhere huge pages are on.
  */
 
+/* mremap with MREMAP_FIXED, for the fake remap (Linux only). */
+#define _GNU_SOURCE
+
 #include "common.h"
 #include "internal.h"
 
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define MIB ((size_t)1 << 20)
@@ -353,6 +357,127 @@ GB_TEST(a_cached_huge_block_made_a_slab_is_uncounted_when_the_slab_goes)
     CHECK_EQ(gbt_stats().bytes_huge, 0);
     gb_sweep();
     gbt_check_all_given_back();
+}
+
+/* ------------------------------------------------ a huge block that moves
+ *
+ * A solo block grown with mremap (GB_GROW_REMAP) may move. The advice
+ * moves with the mapping, but the block is huge only where it still
+ * starts on a huge page boundary: bytes_huge must say which. A fake remap
+ * moves the block with the real mremap to a place of the test's choosing,
+ * on a huge page boundary or a page past one, and the kernel's reading of
+ * the advice (VmFlags "hg" in /proc/self/smaps) is the judge of the
+ * advice. */
+
+/* Whether the kernel holds the mapping that contains p advised for huge
+ * pages: 1 or 0, or -1 where there is no smaps to read it from. */
+static int kernel_says_advised(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "re");
+    if (!f)
+        return -1;
+    char line[512];
+    bool in = false;
+    int found = -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+            in = lo <= (uintptr_t)p && (uintptr_t)p < hi;
+        else if (in && strncmp(line, "VmFlags:", 8) == 0)
+            found = strstr(line, " hg") != NULL;
+    }
+    fclose(f);
+    return found;
+}
+
+#if defined(__linux__)
+static size_t remap_offset; /* how far past a huge page boundary the fake remap moves a block */
+static int remaps;
+
+static void *remap_placed(void *p, size_t old_n, size_t new_n)
+{
+    size_t huge = gb_huge_page(), span = new_n + 2 * huge;
+    /* Address space to place it in, of which the rest is given back. */
+    char *area = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (area == MAP_FAILED)
+        return NULL;
+    char *at = (char *)(((uintptr_t)area + huge - 1) & ~(uintptr_t)(huge - 1)) + remap_offset;
+    void *q = mremap(p, old_n, new_n, MREMAP_MAYMOVE | MREMAP_FIXED, at);
+    if (at > area)
+        CHECK_EQ(munmap(area, (size_t)(at - area)), 0);
+    CHECK_EQ(munmap(at + new_n, (size_t)(area + span - (at + new_n))), 0);
+    if (q == MAP_FAILED) {
+        CHECK_EQ(munmap(at, new_n), 0);
+        return NULL;
+    }
+    remaps++;
+    return q;
+}
+#endif
+
+/* A huge solo block of 2.5 MiB grows to 7 MiB, moved `offset` bytes past a
+ * huge page boundary. */
+static void grow_a_huge_block_moving_it(size_t offset)
+{
+#if defined(__linux__)
+    /* Asked of the OS layer before gb_init, which stops the process when
+     * remap is asked for where there is none. */
+    gb__os_init();
+    static char why[96];
+    snprintf(why, sizeof why, "%s gives no transparent huge pages (mode %s)", gb__os.name, gb__os.huge_mode);
+    GBT_SKIP_IF(!gb__os.huge_page || !gb__os.advise_huge, why);
+    GBT_SKIP_IF(!gb__os.remap, "this OS has no mremap");
+    GBT_SKIP_IF(kernel_says_advised(&offset) < 0, "no /proc/self/smaps to read the advice from");
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.growth = GB_GROW_REMAP;
+    o.block_cap = MIB; /* 2 MiB and up: blocks of their own */
+    gb_init(&o);
+    skip_without_huge_pages();
+    remap_offset = offset;
+    gb__os.remap = remap_placed;
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(2 * MIB);
+    memset(p, 0x33, 2 * MIB);
+    gb__chunk c = ((gb__block *)(p - GB__BLOCK_HDR))->chunk;
+    CHECK(c.huge);
+    CHECK_EQ(kernel_says_advised(c.base), 1);
+    CHECK_EQ(gbt_stats().bytes_huge, c.size);
+    p = gb_realloc(p, 2 * MIB, 6 * MIB);
+    CHECK_EQ(remaps, 1);
+    CHECK_EQ(gbt_stats().grows_remap, 1);
+    CHECK(p[0] == 0x33 && p[2 * MIB - 1] == 0x33);
+    gb__chunk d = ((gb__block *)(p - GB__BLOCK_HDR))->chunk;
+    CHECK(d.base != c.base);
+    bool aligned = ((uintptr_t)d.base & (gb_huge_page() - 1)) == 0;
+    int advice = kernel_says_advised(d.base);
+    gb_stats s = gbt_stats();
+    fprintf(stderr, "grown to %zu KiB at %s huge page boundary, advised %d: counted %s, bytes_huge %zu KiB\n",
+            d.size / 1024, aligned ? "a" : "no", advice, d.huge ? "huge" : "not huge", s.bytes_huge / 1024);
+    CHECK_EQ(aligned, offset == 0);
+    CHECK_EQ(advice, 1); /* the advice moved with the mapping */
+    CHECK_EQ(d.huge, aligned);
+    CHECK_EQ(s.bytes_huge, aligned ? d.size : 0);
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().bytes_huge, 0);
+    gb_sweep();
+    gbt_check_all_given_back();
+#else
+    (void)offset;
+    GBT_SKIP_IF(1, "the fake remap moves blocks with Linux's mremap");
+#endif
+}
+
+GB_TEST(a_huge_block_remapped_onto_a_huge_page_boundary_stays_counted_huge)
+{
+    grow_a_huge_block_moving_it(0);
+}
+
+GB_TEST(a_huge_block_remapped_off_a_huge_page_boundary_is_no_longer_counted_huge)
+{
+    gb__os_init();
+    grow_a_huge_block_moving_it(gb__os.page_size);
 }
 
 static size_t vm_size(void)
