@@ -413,6 +413,30 @@ GB_TEST(a_full_cache_makes_room_for_the_newest_block)
     CHECK_EQ(gbt_stats().bytes_cached, 0);
 }
 
+/* The cache holds the bound in one block, and a smaller block is given
+ * back: the cache makes room by unmapping the one it holds, and the room
+ * that makes is the newest block's, which is kept. */
+GB_TEST(a_cache_full_with_one_block_keeps_the_newest_in_its_place)
+{
+    init_cache(128 * 1024);
+    gb__chunk big = gb__chunk_get(128 * 1024), small = gb__chunk_get(64 * 1024);
+    CHECK(big.src == GB__SRC_MAP && small.src == GB__SRC_MAP);
+    gb__chunk_put(big);
+    CHECK_EQ(gbt_stats().bytes_cached, 128 * 1024);
+    gb__chunk_put(small);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.bytes_cached, 64 * 1024);
+    CHECK_EQ(s.mappings_cached, 1);
+    CHECK_EQ(s.mappings, 0);
+    /* The next chunk of that size is the cached one. */
+    gb__chunk again = gb__chunk_get(64 * 1024);
+    CHECK(again.base == small.base);
+    gb__chunk_put(again);
+    gb_sweep();
+    gbt_check_all_given_back();
+    CHECK_EQ(gbt_stats().bytes_cached, 0);
+}
+
 /* --------------------------------------------- one bound for the process
  *
  * Eight threads each leave a region of 8 MiB at once and wait: with a bound

@@ -9,6 +9,9 @@
  * on a fake OS table everywhere huge pages are on.
  */
 
+/* mremap with MREMAP_FIXED, for the fake remap (Linux only). */
+#define _GNU_SOURCE
+
 #include "common.h"
 #include "internal.h"
 
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define MIB ((size_t)1 << 20)
@@ -118,6 +122,14 @@ static void *recording_map(size_t n, size_t align)
     return p;
 }
 
+/* The mappings advised for huge pages and not unmapped since, for the
+ * tests that judge bytes_huge against what is really huge. */
+enum { ADVISED_MAX = 16 };
+static struct {
+    char *base;
+    size_t size;
+} advised_ranges[ADVISED_MAX];
+
 static int recording_advise(void *p, size_t n)
 {
     advised++;
@@ -127,20 +139,62 @@ static int recording_advise(void *p, size_t n)
         errno = EINVAL;
         return -1;
     }
-    return real_advise(p, n);
+    int rc = real_advise(p, n);
+    if (rc == 0) {
+        int i = 0;
+        while (i < ADVISED_MAX && advised_ranges[i].base)
+            i++;
+        CHECK(i < ADVISED_MAX);
+        advised_ranges[i].base = p;
+        advised_ranges[i].size = n;
+    }
+    return rc;
 }
 
-static void init_recording(void)
+static int (*real_unmap)(void *, size_t);
+
+/* An unmapped range takes its advice with it. */
+static int recording_unmap(void *p, size_t n)
+{
+    int rc = real_unmap(p, n);
+    for (int i = 0; rc == 0 && i < ADVISED_MAX; i++)
+        if (advised_ranges[i].base && advised_ranges[i].base < (char *)p + n &&
+            (char *)p < advised_ranges[i].base + advised_ranges[i].size)
+            advised_ranges[i].base = NULL;
+    return rc;
+}
+
+/* Whether chunk c is really huge: it starts on a huge page boundary and
+ * lies in a mapping that was advised. */
+static bool really_huge(gb__chunk c)
+{
+    if (((uintptr_t)c.base & (gb_huge_page() - 1)) != 0)
+        return false;
+    for (int i = 0; i < ADVISED_MAX; i++)
+        if (advised_ranges[i].base && advised_ranges[i].base <= (char *)c.base &&
+            (char *)c.base + c.size <= advised_ranges[i].base + advised_ranges[i].size)
+            return true;
+    return false;
+}
+
+static void init_recording_with_cache(size_t cache_bytes)
 {
     gb_options o;
     gb_options_init(&o);
-    o.cache_bytes = GB_CACHE_OFF; /* every block mapped afresh */
+    o.cache_bytes = cache_bytes;
     gb_init(&o);
     skip_without_huge_pages();
     real_map = gb__os.map;
     real_advise = gb__os.advise_huge;
+    real_unmap = gb__os.unmap;
     gb__os.map = recording_map;
     gb__os.advise_huge = recording_advise;
+    gb__os.unmap = recording_unmap;
+}
+
+static void init_recording(void)
+{
+    init_recording_with_cache(GB_CACHE_OFF); /* every block mapped afresh */
 }
 
 /* Every mapping of a huge page or more is asked aligned and advised once;
@@ -203,6 +257,227 @@ GB_TEST(a_failing_aligned_map_maps_unaligned)
     CHECK_EQ(s.bytes_heap, 0);
     gb_leave(r);
     gbt_check_all_given_back();
+}
+
+/* ------------------------------------------ huge-size blocks and the cache
+ *
+ * bytes_huge counts only blocks that start on a huge page boundary and
+ * were advised. A block of huge size whose huge-page path fell back is an
+ * ordinary block; given back with the block cache on, and a block of its
+ * size taken again, what comes back must be counted as what it is. */
+
+/* Room in the cache for huge blocks, which it keeps only where there is
+ * room (chunk.c). */
+#define ROOMY_CACHE (64 * MIB)
+
+/* Takes a chunk of two huge pages while `fault` is in place, gives it back,
+ * then, with the OS table's real map and advice again, takes one of that
+ * size and judges its count. */
+static void fallen_back_block_goes_through_the_cache(void (*fault)(void), void (*mend)(void))
+{
+    init_recording_with_cache(ROOMY_CACHE);
+    size_t n = 2 * gb_huge_page();
+    fault();
+    gb__chunk c = gb__chunk_get(n);
+    CHECK_EQ(c.src, GB__SRC_MAP);
+    CHECK(!really_huge(c));
+    CHECK(!c.huge);
+    CHECK_EQ(gbt_stats().bytes_huge, 0);
+    gb__chunk_put(c);
+    mend();
+    uint64_t hits = gbt_stats().cache_hits;
+    gb__chunk d = gb__chunk_get(n);
+    gb_stats s = gbt_stats();
+    fprintf(stderr, "taken again: %s, %s, counted %s; bytes_huge %zu KiB\n",
+            s.cache_hits > hits ? "from the cache" : "mapped afresh", really_huge(d) ? "huge" : "not huge",
+            d.huge ? "huge" : "not huge", s.bytes_huge / 1024);
+    CHECK_EQ(d.huge, really_huge(d));
+    CHECK_EQ(s.bytes_huge, really_huge(d) ? d.size : 0);
+    gb__chunk_put(d);
+    CHECK_EQ(gbt_stats().bytes_huge, 0);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+static void aligned_maps_fail(void)
+{
+    gb__os.map = unaligned_only_map;
+}
+
+static void aligned_maps_work(void)
+{
+    gb__os.map = recording_map;
+}
+
+GB_TEST(a_huge_size_block_mapped_unaligned_never_comes_back_from_the_cache_as_huge)
+{
+    fallen_back_block_goes_through_the_cache(aligned_maps_fail, aligned_maps_work);
+    CHECK(maps_aligned > 0);
+}
+
+static void advice_refused(void)
+{
+    advise_fails = 1;
+}
+
+static void advice_taken(void)
+{
+    advise_fails = 0;
+}
+
+GB_TEST(a_huge_size_block_refused_advice_never_comes_back_from_the_cache_as_huge)
+{
+    fallen_back_block_goes_through_the_cache(advice_refused, advice_taken);
+    CHECK(advised > 1);
+}
+
+/* A cached huge block may be taken for a slab (a request takes a cached
+ * block of up to four times its size): the slab holds it counted as huge,
+ * and when the slab goes, it must go uncounted, whatever the slab does
+ * with it. */
+GB_TEST(a_cached_huge_block_made_a_slab_is_uncounted_when_the_slab_goes)
+{
+    init_recording_with_cache(ROOMY_CACHE);
+    /* small.c's slab: 256 pages. */
+    size_t slab = 256 * gb__os.page_size;
+    GBT_SKIP_IF(slab >= gb_huge_page() || 4 * slab < gb_huge_page(),
+                "a slab request cannot take a cached block of one huge page at this page size");
+    gb__chunk c = gb__chunk_get(gb_huge_page());
+    CHECK(c.huge && really_huge(c));
+    gb__chunk_put(c);
+    CHECK_EQ(gbt_stats().bytes_cached, c.size);
+    gb_region *r = gb_enter();
+    memset(gb_alloc(100), 1, 100); /* from a slab */
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.slabs, 1);
+    fprintf(stderr, "slab over a cached huge block: bytes_huge %zu KiB\n", s.bytes_huge / 1024);
+    CHECK_EQ(s.bytes_huge, c.size);
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().slabs, 0);
+    CHECK_EQ(gbt_stats().bytes_huge, 0);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+/* ------------------------------------------------ a huge block that moves
+ *
+ * A solo block grown with mremap (GB_GROW_REMAP) may move. The advice
+ * moves with the mapping, but the block is huge only where it still
+ * starts on a huge page boundary: bytes_huge must say which. A fake remap
+ * moves the block with the real mremap to a place of the test's choosing,
+ * on a huge page boundary or a page past one, and the kernel's reading of
+ * the advice (VmFlags "hg" in /proc/self/smaps) is the judge of the
+ * advice. */
+
+/* Whether the kernel holds the mapping that contains p advised for huge
+ * pages: 1 or 0, or -1 where there is no smaps to read it from. */
+static int kernel_says_advised(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "re");
+    if (!f)
+        return -1;
+    char line[512];
+    bool in = false;
+    int found = -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+            in = lo <= (uintptr_t)p && (uintptr_t)p < hi;
+        else if (in && strncmp(line, "VmFlags:", 8) == 0)
+            found = strstr(line, " hg") != NULL;
+    }
+    fclose(f);
+    return found;
+}
+
+#if defined(__linux__)
+static size_t remap_offset; /* how far past a huge page boundary the fake remap moves a block */
+static int remaps;
+
+static void *remap_placed(void *p, size_t old_n, size_t new_n)
+{
+    size_t huge = gb_huge_page(), span = new_n + 2 * huge;
+    /* Address space to place it in, of which the rest is given back. */
+    char *area = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (area == MAP_FAILED)
+        return NULL;
+    char *at = (char *)(((uintptr_t)area + huge - 1) & ~(uintptr_t)(huge - 1)) + remap_offset;
+    void *q = mremap(p, old_n, new_n, MREMAP_MAYMOVE | MREMAP_FIXED, at);
+    if (at > area)
+        CHECK_EQ(munmap(area, (size_t)(at - area)), 0);
+    CHECK_EQ(munmap(at + new_n, (size_t)(area + span - (at + new_n))), 0);
+    if (q == MAP_FAILED) {
+        CHECK_EQ(munmap(at, new_n), 0);
+        return NULL;
+    }
+    remaps++;
+    return q;
+}
+#endif
+
+/* A huge solo block of 2.5 MiB grows to 7 MiB, moved `offset` bytes past a
+ * huge page boundary. */
+static void grow_a_huge_block_moving_it(size_t offset)
+{
+#if defined(__linux__)
+    /* Asked of the OS layer before gb_init, which stops the process when
+     * remap is asked for where there is none. */
+    gb__os_init();
+    static char why[96];
+    snprintf(why, sizeof why, "%s gives no transparent huge pages (mode %s)", gb__os.name, gb__os.huge_mode);
+    GBT_SKIP_IF(!gb__os.huge_page || !gb__os.advise_huge, why);
+    GBT_SKIP_IF(!gb__os.remap, "this OS has no mremap");
+    GBT_SKIP_IF(kernel_says_advised(&offset) < 0, "no /proc/self/smaps to read the advice from");
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.growth = GB_GROW_REMAP;
+    o.block_cap = MIB; /* 2 MiB and up: blocks of their own */
+    gb_init(&o);
+    skip_without_huge_pages();
+    remap_offset = offset;
+    gb__os.remap = remap_placed;
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(2 * MIB);
+    memset(p, 0x33, 2 * MIB);
+    gb__chunk c = ((gb__block *)(p - GB__BLOCK_HDR))->chunk;
+    CHECK(c.huge);
+    CHECK_EQ(kernel_says_advised(c.base), 1);
+    CHECK_EQ(gbt_stats().bytes_huge, c.size);
+    p = gb_realloc(p, 2 * MIB, 6 * MIB);
+    CHECK_EQ(remaps, 1);
+    CHECK_EQ(gbt_stats().grows_remap, 1);
+    CHECK(p[0] == 0x33 && p[2 * MIB - 1] == 0x33);
+    gb__chunk d = ((gb__block *)(p - GB__BLOCK_HDR))->chunk;
+    CHECK(d.base != c.base);
+    bool aligned = ((uintptr_t)d.base & (gb_huge_page() - 1)) == 0;
+    int advice = kernel_says_advised(d.base);
+    gb_stats s = gbt_stats();
+    fprintf(stderr, "grown to %zu KiB at %s huge page boundary, advised %d: counted %s, bytes_huge %zu KiB\n",
+            d.size / 1024, aligned ? "a" : "no", advice, d.huge ? "huge" : "not huge", s.bytes_huge / 1024);
+    CHECK_EQ(aligned, offset == 0);
+    CHECK_EQ(advice, 1); /* the advice moved with the mapping */
+    CHECK_EQ(d.huge, aligned);
+    CHECK_EQ(s.bytes_huge, aligned ? d.size : 0);
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().bytes_huge, 0);
+    gb_sweep();
+    gbt_check_all_given_back();
+#else
+    (void)offset;
+    GBT_SKIP_IF(1, "the fake remap moves blocks with Linux's mremap");
+#endif
+}
+
+GB_TEST(a_huge_block_remapped_onto_a_huge_page_boundary_stays_counted_huge)
+{
+    grow_a_huge_block_moving_it(0);
+}
+
+GB_TEST(a_huge_block_remapped_off_a_huge_page_boundary_is_no_longer_counted_huge)
+{
+    gb__os_init();
+    grow_a_huge_block_moving_it(gb__os.page_size);
 }
 
 static size_t vm_size(void)

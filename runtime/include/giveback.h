@@ -110,9 +110,10 @@ typedef struct gb_options {
      * threads' caches together (each thread keeps its own), resident,
      * to hand to the next regions of the thread that gave them back
      * without a page fault (mapped blocks of any size class, four per
-     * doubling from 16 KiB; a request takes a block of its class or up to
-     * twice its size). 0: GB_CACHE (KiB, or
-     * "off") decides, else the default GB_CACHE_DEFAULT; GB_CACHE_OFF: none.
+     * doubling from 16 KiB; a request takes a block of its class, else the
+     * smallest cached one of up to four times its size). 0: GB_CACHE (KiB,
+     * or "off") decides, else the default GB_CACHE_DEFAULT; GB_CACHE_OFF:
+     * none.
      * The cache, with each thread's spare page of region descriptors in
      * it (see gb_stats), and the pooled coroutine stacks are what the
      * runtime keeps after every region is left; gb_sweep and thread exit

@@ -82,8 +82,20 @@ static gb__chunk heap_chunk(size_t n, int map_errno)
  * lock, but the bound is the process's: cache_total is the bytes in every
  * thread's cache together, and a block is admitted only by reserving its
  * size against gb__cfg.cache_bytes first (fix/cache_bound.c), so the sum
- * never passes the bound, however many threads leave regions at once. */
+ * never passes the bound, however many threads leave regions at once.
+ * bytes_cached follows cache_total and is never above it: a block is
+ * counted after its reservation is made and uncounted before it is given
+ * back (gb__chunk_cache_hook stops a thread between the two steps in the
+ * tests). */
 static _Atomic(size_t) cache_total;
+
+void (*gb__chunk_cache_hook)(gb__cache_step step, size_t size);
+
+static inline void cache_step(gb__cache_step step, size_t size)
+{
+    if (GB__UNLIKELY(gb__chunk_cache_hook != NULL))
+        gb__chunk_cache_hook(step, size);
+}
 
 /* Reserves `size` bytes of the process's cache bound; false (nothing
  * reserved) when the bound has no room for them. */
@@ -93,6 +105,7 @@ static bool cache_reserve(size_t size)
     do {
         if (!gb__fix_cache_admits(now, size))
             return false;
+        cache_step(GB__CACHE_STEP_ADMITTED, size);
     } while (!atomic_compare_exchange_weak_explicit(&cache_total, &now, now + size,
                                                     memory_order_relaxed, memory_order_relaxed));
     return true;
@@ -193,8 +206,13 @@ static bool cache_pop(size_t size, gb__chunk *out)
     gb__asan_unpoison(p, size);
     cache->head[j] = *(void **)p;
     cache->bytes -= size;
-    gb__chunk_cache_unreserve(size);
+    /* Off the counter before the reservation goes: the other way round,
+     * another thread could reserve the room and count its block while
+     * this one is still counted, and bytes_cached would read above the
+     * bound. */
     gb__chunk_count_cached(size, false);
+    cache_step(GB__CACHE_STEP_UNCOUNTED, size);
+    gb__chunk_cache_unreserve(size);
     GB__ADD(cache_hits, 1);
     *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = huge_size(size)};
     return true;
@@ -209,20 +227,27 @@ static void cache_drop(gb__thread *t, int k)
     gb__asan_unpoison(p, size);
     t->cache.head[k] = *(void **)p;
     t->cache.bytes -= size;
-    gb__chunk_cache_unreserve(size);
+    /* Off the counter before the reservation goes, as in cache_pop. */
     gb__chunk_count_cached(size, false);
+    cache_step(GB__CACHE_STEP_UNCOUNTED, size);
+    gb__chunk_cache_unreserve(size);
     gb__chunk_unmap(p, size, 1, 0);
 }
 
 /* Reserves `size` bytes of the process's bound for t; when it has no room
  * and `evict` says so, t unmaps what it holds, largest first, until it
- * has. False (nothing reserved) when there is no room to be had. */
+ * has. False (nothing reserved) when there is no room to be had. The
+ * reservation is tried again after every drop, the last block of t's
+ * cache included: the room that one makes is what the block waiting for
+ * it needs. */
 static bool make_room(gb__thread *t, size_t size, bool evict)
 {
     bool room = cache_reserve(size);
     for (int j = GB__CACHE_CLASSES - 1; evict && j >= 0 && !room; j--)
-        while (t->cache.head[j] && !(room = cache_reserve(size)))
+        while (t->cache.head[j] && !room) {
             cache_drop(t, j);
+            room = cache_reserve(size);
+        }
     return room;
 }
 

@@ -101,4 +101,25 @@ void gb__chunk_cache_unreserve(size_t size);
 /* Gives t's cached blocks back to the OS (gb_sweep, thread exit). */
 void gb__chunk_cache_flush(gb__thread *t);
 
+/* The two places where the cache's bound is kept by the order of two
+ * steps, not by a lock: each thread takes and gives its blocks without
+ * one, so another thread may run between them.
+ *   - ADMITTED: the bound has room for `size` more bytes (cache_reserve),
+ *     which are not reserved yet: the reservation is made only if no other
+ *     thread's came in between, else the check is made again;
+ *   - UNCOUNTED: a block of `size` bytes has left a thread's cache and
+ *     bytes_cached (cache_pop, cache_drop), and its reservation is not
+ *     given back yet, so no other thread can count it again in its own
+ *     cache before it is off the counter. */
+typedef enum gb__cache_step {
+    GB__CACHE_STEP_ADMITTED = 1,
+    GB__CACHE_STEP_UNCOUNTED = 2,
+} gb__cache_step;
+
+/* Called at each of those steps, on the thread taking it, when not NULL:
+ * a test sets it (before it starts the threads it involves) to run another
+ * thread's put right there, the interleaving a stress run would hit only
+ * now and then. NULL otherwise. */
+extern void (*gb__chunk_cache_hook)(gb__cache_step step, size_t size);
+
 #endif /* GB_CHUNK_H */

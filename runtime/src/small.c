@@ -38,6 +38,7 @@ struct gb__slab {
     gb__list link;
     char *base;
     size_t size; /* of its mapping, which may be larger than its units (a cached block) */
+    bool huge;   /* the mapping is a huge block taken from the cache, counted in bytes_huge */
     uint64_t used[WORDS];
     uint64_t dirty[WORDS];
     uint64_t released[WORDS];
@@ -106,6 +107,7 @@ static gb__slab *slab_new(void)
     GB__ADD(slabs, 1);
     s->base = c.base;
     s->size = c.size;
+    s->huge = c.huge;
     gb__list_push(&slabs, &s->link);
     return s;
 }
@@ -123,8 +125,9 @@ static void slab_free(gb__slab *s)
     GB__SUB(bytes_small_dirty, (size_t)s->ndirty * unit_size());
     GB__SUB(bytes_meta, sizeof *s);
     /* The chunk layer keeps it in the block cache while that has room, or
-     * unmaps it (or, at the mapping limit, empties it and unmaps it later). */
-    gb__chunk_put((gb__chunk){.base = s->base, .size = s->size, .src = GB__SRC_MAP});
+     * unmaps it (or, at the mapping limit, empties it and unmaps it later).
+     * It goes back as it came, huge or not, so that it leaves bytes_huge. */
+    gb__chunk_put((gb__chunk){.base = s->base, .size = s->size, .src = GB__SRC_MAP, .huge = s->huge});
     free(s);
 }
 
