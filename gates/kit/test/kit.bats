@@ -77,6 +77,23 @@ verdict() {
     [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 0.0 MiB"*"kept by the allocator under it" ]]
 }
 
+@test "a runtime that holds part of it is judged by the excess beyond what it holds: retained-below or rss" {
+    # The rule (gk_judge): over the cap, red for retained-below when the
+    # process holds more than the cap beyond the runtime's held_kib, for rss
+    # when it does not. Both runs hold 40 MiB, over the 32 MiB cap, and say
+    # their runtime holds a part of it under the cap, so that neither "over
+    # the cap", nor "held_kib given", nor "held_kib not 0" tells them apart.
+    # 4 MiB held: some 37 MiB beyond it, more than the cap.
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 40 4
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 4.0 MiB, over the cap of 32.0 MiB: given back by the runtime, kept by the allocator under it" ]] || false
+    # 24 MiB held: some 17 MiB beyond it, within the cap: the program holds
+    # what is over it.
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 40 24
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (rss): at left: "*"the runtime holds 24.0 MiB, over the cap of 32.0 MiB" ]] || false
+}
+
 @test "pages given back lazily are red for lazy-free (Linux)" {
     [[ "$(uname -s)" == Linux ]] || skip "LazyFree is Linux's"
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" lazy 64
