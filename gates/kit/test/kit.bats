@@ -5,12 +5,15 @@
 # program is produced on purpose by the test program (prog.c) and the
 # kit's report of it checked: a pass, a cap exceeded (rss), a climb
 # (growth, judged CPython's way), a runtime that holds nothing while the
-# process holds it all (retained-below), pages given back lazily
-# (lazy-free, Linux; not read when judged as a platform without it), a
-# crash, a program with no checkpoint, the guard's kills for size and for
-# time; then the matrix, right and wrong, with cells that differ by
-# platform, the failsafe, the charts, and the C reader. Run by ci/gate.sh (make gate,
-# make test's gate stage); by hand: bats gates/kit/test/kit.bats.
+# process holds it all (retained-below) or holds part of it (retained-below
+# or rss, by the excess beyond it), pages given back lazily (lazy-free,
+# Linux; not read when judged as a platform without it), a crash, a program
+# with no checkpoint, the guard's kills for size and for time; then the
+# matrix, right and wrong, with cells that differ by platform (the first
+# colour that applies), reasons matched whole, the guard of a gate written
+# in bats (the guard/ matrix), the failsafe, the charts, and the C reader.
+# Run by ci/gate.sh (make gate, make test's gate stage); by hand: bats
+# gates/kit/test/kit.bats.
 bats_require_minimum_version 1.8.0
 
 setup_file() {
@@ -75,6 +78,23 @@ verdict() {
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 64
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 0.0 MiB"*"kept by the allocator under it" ]]
+}
+
+@test "a runtime that holds part of it is judged by the excess beyond what it holds: retained-below or rss" {
+    # The rule (gk_judge): over the cap, red for retained-below when the
+    # process holds more than the cap beyond the runtime's held_kib, for rss
+    # when it does not. Both runs hold 40 MiB, over the 32 MiB cap, and say
+    # their runtime holds a part of it under the cap, so that neither "over
+    # the cap", nor "held_kib given", nor "held_kib not 0" tells them apart.
+    # 4 MiB held: some 37 MiB beyond it, more than the cap.
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 40 4
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 4.0 MiB, over the cap of 32.0 MiB: given back by the runtime, kept by the allocator under it" ]] || false
+    # 24 MiB held: some 17 MiB beyond it, within the cap: the program holds
+    # what is over it.
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 40 24
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (rss): at left: "*"the runtime holds 24.0 MiB, over the cap of 32.0 MiB" ]] || false
 }
 
 @test "pages given back lazily are red for lazy-free (Linux)" {
@@ -214,6 +234,67 @@ verdict() {
         --no-charts
     [ "$status" -ne 0 ]
     [[ "$output" == *"gate rounds, cell 2 (red:growth,red:rss): more than one colour without a platform"* ]]
+}
+
+@test "the matrix: where two colours apply here, the first is the cell's" {
+    local out="${BATS_TEST_TMPDIR}/m" exp="${BATS_TEST_TMPDIR}/expected.tsv" os
+    # This machine's own platform (linux or macos), which applies here as
+    # "all" does.
+    os="$("${GBGATE}" platforms | awk '{ for (i = 1; i <= NF; i++) if ($i != "all") { print $i; exit } }')"
+    [ -n "$os" ] || skip "this machine is no platform but all (GBGATE_PLATFORMS)"
+    # rounds on keeps is red for rss. Its platform's colour first: rss.
+    awk -F'\t' -v OFS='\t' -v c="red:rss@${os},red:growth@all" '$1 == "rounds" { $4 = c } 1' \
+        "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" \
+        --gates "${TEST_DIR}/matrix/gates.tsv" --gate rounds --build keeps --out "${out}" --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    grep -q "$(printf '^rounds\tall\tgreen\tred:rss$')" "${out}/expected-here.tsv"
+    grep -q "$(printf '^rounds\tkeeps\tred:rss\tfail\trss\t.*\tok$')" "${out}/matrix.tsv"
+    # The same two the other way round: growth is the cell's, all is not
+    # outranked by a named platform, and the cell is wrong.
+    awk -F'\t' -v OFS='\t' -v c="red:growth@all,red:rss@${os}" '$1 == "rounds" { $4 = c } 1' \
+        "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" \
+        --gates "${TEST_DIR}/matrix/gates.tsv" --gate rounds --build keeps --out "${out}" --no-charts
+    echo "$output"
+    [ "$status" -eq 1 ]
+    grep -q "$(printf '^rounds\tall\tgreen\tred:growth$')" "${out}/expected-here.tsv"
+    grep -q "$(printf '^rounds\tkeeps\tred:growth\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
+}
+
+@test "the matrix: the guard's kills are red for guard-rss, a bats gate's guard too" {
+    local out="${BATS_TEST_TMPDIR}/m"
+    # Both gates set --guard-rss 128MiB. The balloon passes it before any
+    # checkpoint; the bats gate must be killed there as gbgate run's is, not
+    # left to the default 3 GiB (the balloon stops at 512 MiB and sleeps:
+    # its guard's --guard-s would end it, red for guard-time).
+    run "${GBGATE}" matrix --expected "${TEST_DIR}/guard/expected.tsv" --builds "${TEST_DIR}/guard/builds.tsv" \
+        --out "${out}" --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"gate cells: 4 passed, 0 failed"* ]] || false
+    grep -q "$(printf "^guarded\tballoon\tred:guard-rss\tfail\tguard-rss\tround 1: killed at .* over the guard's 128.0 MiB\tok$")" \
+        "${out}/matrix.tsv"
+    grep -q "$(printf "^kept\tballoon\tred:guard-rss\tfail\tguard-rss\tkilled at .* over the guard's 128.0 MiB\tok$")" \
+        "${out}/matrix.tsv"
+    grep -q "$(printf '^guarded\tkeeps\tred:rss\tfail\trss\t.*\tok$')" "${out}/matrix.tsv"
+}
+
+@test "the matrix: a reason is matched whole: guard-rss is not rss, nor rss guard-rss" {
+    local out="${BATS_TEST_TMPDIR}/m" exp="${BATS_TEST_TMPDIR}/expected.tsv"
+    # kept is red for rss on keeps and killed by its guard on balloon;
+    # expect each cell's reason for the other.
+    awk -F'\t' -v OFS='\t' '$1 == "kept" { $3 = "red:guard-rss"; $4 = "red:rss" } 1' \
+        "${TEST_DIR}/guard/expected.tsv" >"${exp}"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/guard/builds.tsv" \
+        --gates "${TEST_DIR}/guard/gates.tsv" --gate kept --out "${out}" --no-charts
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"gate cells: 0 passed, 2 failed"* ]] || false
+    grep -q "$(printf '^kept\tballoon\tred:rss\tfail\tguard-rss\t.*\twrong$')" "${out}/matrix.tsv"
+    grep -q "$(printf '^kept\tkeeps\tred:guard-rss\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
+    grep -q "✗ red for guard-rss, not rss: killed at" "${out}/matrix.md"
 }
 
 @test "the matrix: a failsafe that passes stops everything" {

@@ -12,12 +12,18 @@
  *   frees     each round takes MIB and gives it back, then a checkpoint
  *   keeps     each round takes MIB and keeps it (red for rss, or growth)
  *   bump      keeps MIB in round 2 only: one round grew, the rest did not
- *   retained  keeps MIB and says held_kib=0 (red for retained-below)
+ *   retained  keeps MIB and says its runtime holds none of it, held_kib=0
+ *             (red for retained-below); with a third argument HELD, says
+ *             it holds HELD MiB of it, so that the judge must weigh the
+ *             process's excess over what its runtime holds
  *   lazy      gives MIB back with MADV_FREE (Linux: red for lazy-free)
  *   crash     a checkpoint, then abort()
  *   fails     a checkpoint, then exit(3)
  *   none      exits 0 without a checkpoint
- *   balloon   takes MIB after MIB and never stops (the guard's rss kill)
+ *   balloon   takes MIB after MIB and never stops (the guard's rss kill);
+ *             given ROUNDS, stops after ROUNDS of them and sleeps, so that
+ *             a guard that misses the size ends it for its time instead of
+ *             letting it fill the machine
  *   hang      sleeps without a checkpoint (the guard's time kill)
  */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
@@ -76,8 +82,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(mode, "retained") == 0) {
+        size_t held_mib = argc > 3 ? (size_t)strtoul(argv[3], NULL, 10) : 0;
         (void)take(mib);
-        gbgate_checkpoint("left", "held_kib=0");
+        gbgate_checkpoint("left", "held_kib=%zu", held_mib * 1024);
         return 0;
     }
     if (strcmp(mode, "lazy") == 0) {
@@ -102,9 +109,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "none") == 0)
         return 0;
-    if (strcmp(mode, "balloon") == 0)
-        for (;;)
+    if (strcmp(mode, "balloon") == 0) {
+        for (int r = 0; argc <= 3 || r < rounds; r++)
             (void)take(mib);
+        for (;;)
+            sleep(1);
+    }
     if (strcmp(mode, "hang") == 0)
         for (;;)
             sleep(1);
