@@ -11,7 +11,9 @@
  * Every function here either does what its comment promises or stops the
  * process with a message on stderr that names the mistake ("giveback: ...").
  * Misuse is never silently ignored and never returns an error code that could
- * be forgotten; running out of memory is reported the same way.
+ * be forgotten. Running out of memory is not misuse: the gb_try_ family
+ * returns NULL for it, changing nothing, and the rest stop the process with
+ * a message that names the request and the region.
  */
 #ifndef GIVEBACK_H
 #define GIVEBACK_H
@@ -265,6 +267,64 @@ GB_API void *gb_realloc(void *p, size_t old_n, size_t new_n);
  * gb_realloc does, and when p is not in r. */
 GB_API void *gb_realloc_in(gb_region *r, void *p, size_t old_n, size_t new_n);
 
+/* ------------------------------------------------- when memory runs out */
+
+/* The fallible family: each is the call without "try_", except that when
+ * the memory cannot be had it returns NULL and changes nothing: r, its
+ * blocks, its counters and every earlier allocation (p included, for the
+ * reallocs) are exactly as they were, as with malloc and realloc. Memory
+ * cannot be had when the OS refuses a mapping and malloc refuses too (the
+ * mapping budget used up counts the same way), after the runtime tried a
+ * smaller block down to the smallest that holds the request; or when r
+ * would pass its limit (gb_region_limit). An interpreter's allocator
+ * (Lua's lua_Alloc, which must return NULL when it cannot satisfy a
+ * request), or a server that fails one request rather than the process,
+ * calls these. A size whose arithmetic overflows (count * size, n plus
+ * the alignment) is a request no memory can satisfy: NULL too. Misuse
+ * stops the process as in the stopping family (no region entered, a left
+ * or foreign region, p in no region of r, an old size too large). Each
+ * NULL is counted in gb_stats.refusals; the stopping family stops instead,
+ * with a message naming the request, the region and, for a limit, the
+ * limit. */
+GB_API void *gb_try_alloc(size_t n);
+GB_API void *gb_try_calloc(size_t count, size_t size);
+GB_API void *gb_try_alloc_in(gb_region *r, size_t n);
+GB_API void *gb_try_calloc_in(gb_region *r, size_t count, size_t size);
+GB_API void *gb_try_realloc(void *p, size_t old_n, size_t new_n);
+GB_API void *gb_try_realloc_in(gb_region *r, void *p, size_t old_n, size_t new_n);
+
+/* Sets the most bytes r may hold: its blocks, whole, and the blocks a
+ * reset kept (gb_region_bytes; not its containers' arenas). An
+ * allocation that needs a new block past it is refused: NULL from the try
+ * family, a stop from the others. 0 removes the limit. A limit below what
+ * r holds already refuses every new block until r is reset or left; a
+ * block larger than the chain would take is never the reason: blocks step
+ * down to the smallest that holds the request before it is refused. r
+ * must be a live region of the running context or of one that resumed
+ * it (as for gb_alloc_in); stops the process otherwise. The limit is read
+ * back in gb_region_info.limit. An interpreter's memory limit in one line:
+ * gb_region_limit(interp_region, 64 << 20). */
+GB_API void gb_region_limit(gb_region *r, size_t bytes);
+
+/* Why a request could not be met, for the handler below. */
+typedef enum gb_oom_reason {
+    GB_OOM_SYSTEM = 1, /* the OS and malloc refused (or the mapping budget and malloc) */
+    GB_OOM_LIMIT = 2,  /* the region's limit (gb_region_limit) */
+} gb_oom_reason;
+
+/* Called on the allocating thread when a request of `request` bytes in
+ * region r cannot be met, before the try family returns NULL or the
+ * stopping family stops. It may give memory back (run a collector, leave
+ * or reset other regions, gb_sweep, free a cache, raise r's limit) and
+ * return true to have the request tried once more; false lets it fail.
+ * A request that fails while the handler runs on this thread fails
+ * without calling it again. */
+typedef bool (*gb_oom_handler)(gb_region *r, size_t request, gb_oom_reason why, void *arg);
+
+/* Sets the process's handler and its argument (NULL: none, the default).
+ * Process-wide, like APR's apr_pool_abort_set; thread-safe. */
+GB_API void gb_set_oom_handler(gb_oom_handler fn, void *arg);
+
 /* Empties r, which must be the innermost region of the running context,
  * and keeps it entered: every allocation in it and every container it
  * holds is gone, as at gb_leave, and the next allocations start afresh.
@@ -310,6 +370,8 @@ typedef struct gb_region_info {
                             (suspended, or running since it was found), or
                             NULL when no suspended stack does any more (it is
                             freed at the next try: a leave, gb_sweep) */
+    /* Fields from 0.2 on are appended below (giveback.h, "The ABI"). */
+    size_t limit;        /* LIVE: gb_region_limit's bound, 0 for none */
 } gb_region_info;
 
 /* Fills *out for r, a handle this thread's gb_enter returned, live,
@@ -524,6 +586,13 @@ typedef struct gb_stats {
     size_t bytes_huge;          /* bytes of blocks held (not cached) that start
                                    on a huge page boundary, advised for huge
                                    pages (in bytes_mapped; see gb_huge) */
+    /* Fields from 0.2 on are appended below (giveback.h, "The ABI"). */
+    /* when memory runs out, since init */
+    uint64_t refusals;          /* requests that could not be met: a NULL from
+                                   the try family, or the stop of the others */
+    uint64_t step_downs;        /* blocks taken smaller than the chain wanted,
+                                   because the larger one could not be had or
+                                   would pass the region's limit */
 } gb_stats;
 
 /* Every field of gb_stats once, in order, as X(kind, type, name), so that a
@@ -571,7 +640,9 @@ typedef struct gb_stats {
     X(GB_STAT_SINCE, uint64_t, cache_hits)                                   \
     X(GB_STAT_NOW, size_t, bytes_kept)                                       \
     X(GB_STAT_SINCE, uint64_t, resets)                                       \
-    X(GB_STAT_NOW, size_t, bytes_huge)
+    X(GB_STAT_NOW, size_t, bytes_huge)                                       \
+    X(GB_STAT_SINCE, uint64_t, refusals)                                     \
+    X(GB_STAT_SINCE, uint64_t, step_downs)
 
 GB_API void gb_stats_get_sized(gb_stats *out, size_t size);
 #define gb_stats_get(out) gb_stats_get_sized((out), sizeof(gb_stats))

@@ -67,13 +67,15 @@ void gb__chunk_unreserve(size_t n)
     GB__SUB(mappings, n);
 }
 
-static gb__chunk heap_chunk(size_t n, int map_errno)
+/* A chunk of n bytes from malloc; false when malloc refuses. */
+static bool heap_chunk(size_t n, gb__chunk *out)
 {
     void *p = malloc(n);
     if (!p)
-        out_of_memory(n, map_errno);
+        return false;
     GB__ADD(bytes_heap, n);
-    return (gb__chunk){.base = p, .size = n, .src = GB__SRC_HEAP};
+    *out = (gb__chunk){.base = p, .size = n, .src = GB__SRC_HEAP};
+    return true;
 }
 
 /* ------------------------------------------------------------ the cache
@@ -191,15 +193,15 @@ static size_t class_bytes(int k)
  * since their first large allocation decides where the chain starts).
  * The caller gets the block's own size (gb__chunk_get's "at least n
  * bytes"). */
-static bool cache_pop(size_t size, gb__chunk *out)
+static bool cache_pop(size_t size, bool fit, gb__chunk *out)
 {
     int k = cache_class(size);
     gb__cache *cache = &gb__self()->cache;
     if (k < 0)
         return false;
-    int j = k;
+    int j = k, last = fit ? k : k + 8;
     while (!cache->head[j])
-        if (++j > k + 8 || j >= GB__CACHE_CLASSES)
+        if (++j > last || j >= GB__CACHE_CLASSES)
             return false;
     void *p = cache->head[j];
     size = class_bytes(j);
@@ -311,35 +313,62 @@ static void *map_chunk(size_t size, bool *huge)
     return p;
 }
 
-gb__chunk gb__chunk_get(size_t n)
+/* A chunk of at least n bytes, as gb__chunk_get takes it; false, with
+ * nothing taken and *map_errno the mapping's error (0 if none was tried),
+ * when malloc refuses too. */
+static bool get(size_t n, unsigned how, gb__chunk *out, int *map_errno)
 {
+    bool fit = how & GB__CHUNK_FIT;
+    *map_errno = 0;
     if (!gb__fix_chunk_is_mapped(n)) {
-        gb__chunk c;
-        if (gb__fix_small_from_slab(n) && gb__small_get(n, &c))
-            return c;
-        return heap_chunk(n, 0);
+        if (gb__fix_small_from_slab(n) && gb__small_get(n, out))
+            return true;
+        return heap_chunk(n, out);
     }
     size_t size = class_size(n, "chunk");
     gb__chunk c;
-    if (!(gb__cfg.cache_bytes && cache_pop(size, &c))) {
+    if (!(gb__cfg.cache_bytes && cache_pop(size, fit, &c))) {
         if (!gb__chunk_reserve(1)) {
             GB__ADD(fallbacks_budget, 1);
-            return heap_chunk(n, 0);
+            return heap_chunk(n, out);
         }
         bool huge;
         void *p = map_chunk(size, &huge);
         if (!p) {
-            int e = errno;
+            *map_errno = errno;
             GB__SUB(mappings, 1);
+            if (how & GB__CHUNK_MAP_ONLY)
+                return false;
             GB__ADD(fallbacks_mmap, 1);
-            return heap_chunk(n, e);
+            return heap_chunk(n, out);
         }
         GB__ADD(bytes_mapped, size);
         c = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = huge};
     }
     if (c.huge)
         GB__ADD(bytes_huge, c.size);
+    *out = c;
+    return true;
+}
+
+gb__chunk gb__chunk_get(size_t n)
+{
+    gb__chunk c;
+    int e;
+    if (!get(n, 0, &c, &e))
+        out_of_memory(n, e);
     return c;
+}
+
+bool gb__chunk_try_get(size_t n, unsigned how, gb__chunk *out)
+{
+    int e;
+    return get(n, how, out, &e);
+}
+
+size_t gb__chunk_size_for(size_t n)
+{
+    return gb__fix_chunk_is_mapped(n) ? class_size(n, "chunk") : n;
 }
 
 static void forget_mapping(size_t size, size_t mappings)
@@ -405,10 +434,14 @@ void gb__chunk_put(gb__chunk c)
     }
 }
 
-gb__chunk gb__chunk_grow(gb__chunk c, size_t used, size_t n)
+/* Grows c as gb__chunk_grow says; false, with c as it was, when the
+ * larger chunk cannot be had. */
+static bool grow(gb__chunk c, size_t used, size_t n, bool fit, gb__chunk *out, int *map_errno)
 {
+    *map_errno = 0;
+    *out = c;
     if (n <= c.size)
-        return c;
+        return true;
     if (c.src == GB__SRC_MAP && gb__cfg.growth == GB_GROW_REMAP) {
         /* A class size, so the grown chunk can be cached when it goes. A
          * huge chunk stays advised where it moves (the advice belongs to
@@ -424,22 +457,42 @@ gb__chunk gb__chunk_grow(gb__chunk c, size_t used, size_t n)
                 GB__ADD(bytes_huge, size);
             GB__ADD(bytes_mapped, size - c.size);
             GB__ADD(grows_remap, 1);
-            return (gb__chunk){.base = q, .size = size, .src = GB__SRC_MAP, .huge = huge};
+            *out = (gb__chunk){.base = q, .size = size, .src = GB__SRC_MAP, .huge = huge};
+            return true;
         }
         /* mremap failed (address space or limit): copying still works. */
     }
     if (c.src == GB__SRC_HEAP && !gb__fix_chunk_is_mapped(n)) {
         void *q = realloc(c.base, n);
         if (!q)
-            out_of_memory(n, 0);
+            return false;
         GB__ADD(bytes_heap, n - c.size);
-        return (gb__chunk){.base = q, .size = n, .src = GB__SRC_HEAP};
+        *out = (gb__chunk){.base = q, .size = n, .src = GB__SRC_HEAP};
+        return true;
     }
     /* Map anew, copy, give the old one back: the only way on an OS without
      * mremap, and how a small malloc'd chunk becomes a mapping. */
-    gb__chunk d = gb__chunk_get(n);
+    gb__chunk d;
+    if (!get(n, fit ? GB__CHUNK_FIT : 0, &d, map_errno))
+        return false;
     memcpy(d.base, c.base, used);
     gb__chunk_put(c);
     GB__ADD(grows_copy, 1);
+    *out = d;
+    return true;
+}
+
+gb__chunk gb__chunk_grow(gb__chunk c, size_t used, size_t n)
+{
+    gb__chunk d;
+    int e;
+    if (!grow(c, used, n, false, &d, &e))
+        out_of_memory(n, e);
     return d;
+}
+
+bool gb__chunk_try_grow(gb__chunk c, size_t used, size_t n, bool fit, gb__chunk *out)
+{
+    int e;
+    return grow(c, used, n, fit, out, &e);
 }

@@ -46,6 +46,26 @@ typedef struct gb__chunk {
  * process when even malloc fails. */
 gb__chunk gb__chunk_get(size_t n);
 
+/* How gb__chunk_try_get may take a chunk (flags):
+ *   GB__CHUNK_FIT:      a cached block only of n's own size class (the
+ *                       cache may otherwise hand over one up to four times
+ *                       larger: a region under a limit must not be given
+ *                       more than it asked for);
+ *   GB__CHUNK_MAP_ONLY: a mapping whose mmap fails is not replaced by
+ *                       malloc (a region steps down to a smaller mapping
+ *                       first); past the mapping budget malloc is still
+ *                       used, as gb__chunk_get does. */
+#define GB__CHUNK_FIT 1u
+#define GB__CHUNK_MAP_ONLY 2u
+
+/* Like gb__chunk_get, but false, with nothing taken, when the chunk
+ * cannot be had (`how` above). */
+bool gb__chunk_try_get(size_t n, unsigned how, gb__chunk *out);
+
+/* The size gb__chunk_get gives a fresh chunk of n bytes (its size class,
+ * for a mapped one): what a region under a limit would hold. */
+size_t gb__chunk_size_for(size_t n);
+
 /* Gives a chunk back: a mapped block into this thread's cache while the
  * process's bound has room (fix/cache_bound.c), else to the OS (gb__chunk_unmap); a slab's
  * chunk to its slab; free for HEAP. */
@@ -54,6 +74,10 @@ void gb__chunk_put(gb__chunk c);
 /* Grows a chunk to at least n bytes keeping its first `used` bytes: mremap
  * or map-copy-unmap for MAP chunks (by gb__cfg.growth), realloc for HEAP. */
 gb__chunk gb__chunk_grow(gb__chunk c, size_t used, size_t n);
+
+/* Like gb__chunk_grow, but false, with c as it was, when the larger chunk
+ * cannot be had (`fit` as for gb__chunk_try_get). */
+bool gb__chunk_try_grow(gb__chunk c, size_t used, size_t n, bool fit, gb__chunk *out);
 
 /* Reserves n mappings against the budget; false (nothing reserved) past it. */
 bool gb__chunk_reserve(size_t n);

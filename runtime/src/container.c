@@ -139,7 +139,7 @@ static void vec_grow(gb_vec *v)
     }
     check_holder_live(v->holder, "gb_vec_push");
     size_t old_bytes = v->cap * v->elem;
-    char *d = gb__region_realloc("gb_vec_push", v->holder, v->data, used, bytes);
+    char *d = gb__region_realloc("gb_vec_push", v->holder, v->data, used, bytes, false);
     if (d != v->data)
         v->garbage += old_bytes;
     v->data = d;

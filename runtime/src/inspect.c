@@ -53,6 +53,7 @@ static void info_get(const gb_region *h, gb_region_info *out)
     }
     out->state = GB_REGION_LIVE;
     out->kept_bytes = r->kept_bytes;
+    out->limit = r->limit;
     out->kept_blocks = r->nkept;
     size_t d = 1;
     for (const gb_region *x = r->stack->top; x != r; x = x->parent)

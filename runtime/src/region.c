@@ -15,6 +15,7 @@
 #include "coro.h"
 #include "handle.h"
 #include "init.h"
+#include "oom.h"
 #include "pin.h"
 #include "region.h"
 #include "reset.h"
@@ -127,17 +128,48 @@ size_t gb_region_bytes(const gb_region *h)
     return r->bytes + r->kept_bytes;
 }
 
-static size_t aligned_size(size_t n, const char *what)
+/* n rounded up to the alignment (0 takes one unit), or 0 when that
+ * overflows. */
+static size_t aligned_or_zero(size_t n)
 {
     if (n == 0)
         n = 1;
-    return gb__add(n, GB__ALIGN - 1, what) & ~(size_t)(GB__ALIGN - 1);
+    size_t a;
+    if (__builtin_add_overflow(n, GB__ALIGN - 1, &a))
+        return 0;
+    return a & ~(size_t)(GB__ALIGN - 1);
 }
 
-static gb__block *new_block(gb_region *r, size_t payload, bool solo)
+static size_t aligned_size(size_t n, const char *what)
 {
-    size_t want = gb__add(payload, GB__BLOCK_HDR, "gb_alloc");
-    gb__chunk c = gb__chunk_get(want);
+    size_t a = aligned_or_zero(n);
+    if (!a)
+        gb__die("%s: size overflows (%zu + %d)", what, n, GB__ALIGN - 1);
+    return a;
+}
+
+/* ------------------------------------------------- when memory runs out
+ *
+ * A block that cannot be had in the size the chain wants is asked for
+ * smaller, halving down to the smallest that holds the request, before
+ * the request fails: the last 64 MiB of a region's address space may be
+ * missing where 64 KiB are not. A region's limit is met the same way: a
+ * block that would pass it steps down too. Only when even the smallest
+ * block cannot be had does the request fail, and then the process's
+ * handler (oom.c) may give memory back and have it tried once more, before
+ * the try family returns NULL and the others stop, naming the request. */
+
+/* Bytes r may still take in new blocks under its limit. */
+static size_t room_under_limit(const gb_region *r)
+{
+    if (!r->limit)
+        return SIZE_MAX;
+    size_t held = r->bytes + r->kept_bytes;
+    return held < r->limit ? r->limit - held : 0;
+}
+
+static gb__block *install_block(gb_region *r, gb__chunk c, bool solo)
+{
     gb__block *b = c.base;
     b->chunk = c;
     b->solo = solo;
@@ -147,7 +179,72 @@ static gb__block *new_block(gb_region *r, size_t payload, bool solo)
     return b;
 }
 
-static void *alloc_slow(gb_region *r, size_t a)
+/* A new block for r of `size` bytes (header included), or one smaller,
+ * halving down to `least`: mappings first, at every size, then malloc, at
+ * every size; NULL, with *why, when none can be had. */
+static gb__block *take_block(gb_region *r, size_t size, size_t least, bool solo, gb_oom_reason *why)
+{
+    size_t room = room_under_limit(r);
+    bool refused = false;
+    /* Under a limit the cache may not hand over a block larger than the
+     * one asked for: it could pass the limit where a fresh block fits. */
+    unsigned fit = r->limit ? GB__CHUNK_FIT : 0;
+    for (unsigned how = fit | GB__CHUNK_MAP_ONLY;; how = fit) {
+        for (size_t s = size;;) {
+            gb__chunk c;
+            if (s <= room && gb__chunk_try_get(s, how, &c)) {
+                if (c.size <= room) {
+                    if (s < size)
+                        GB__ADD(step_downs, 1);
+                    return install_block(r, c, solo);
+                }
+                /* The size class rounded it past the limit. */
+                gb__chunk_put(c);
+            } else if (s <= room) {
+                refused = true;
+            }
+            if (s == least)
+                break;
+            s = s / 2 > least ? s / 2 : least;
+        }
+        if (!(how & GB__CHUNK_MAP_ONLY) || !refused)
+            break;
+    }
+    *why = refused ? GB_OOM_SYSTEM : GB_OOM_LIMIT;
+    return NULL;
+}
+
+/* Stops the process for a request of n bytes in r that `who` could not
+ * meet. */
+GB__NORETURN static void refuse(const char *who, gb_region *r, size_t n, gb_oom_reason why)
+{
+    if (why == GB_OOM_LIMIT)
+        gb__die("%s: region %p is at its limit (gb_region_limit: %zu bytes; it holds %zu): no "
+                "block for a request of %zu bytes fits under it (gb_try_ functions return NULL)",
+                who, (void *)gb__handle_of(r), r->limit, r->bytes + r->kept_bytes, n);
+    gb__die("%s: out of memory: region %p could not get a block for a request of %zu bytes "
+            "(the OS and malloc refused it, and every smaller block that would hold it; it holds "
+            "%zu bytes; gb_try_ functions return NULL)",
+            who, (void *)gb__handle_of(r), n, r->bytes + r->kept_bytes);
+}
+
+/* After a failed attempt at a request of n bytes in r: true to try once
+ * more (the handler gave memory back), else the request fails, counted,
+ * and stops the process unless it is fallible. */
+static bool retry_or_refuse(const char *who, gb_region *r, size_t n, gb_oom_reason why, int *round,
+                            bool fallible)
+{
+    if ((*round)++ == 0 && gb__oom_handle(gb__handle_of(r), n, why))
+        return true;
+    GB__ADD(refusals, 1);
+    if (!fallible)
+        refuse(who, r, n, why);
+    return false;
+}
+
+/* Takes a block for an allocation of a bytes (aligned) in r and hands out
+ * its first a bytes; NULL, with *why, when no block can be had. */
+static void *alloc_block(gb_region *r, size_t a, gb_oom_reason *why)
 {
     size_t cap = gb__cfg.block_cap;
     if (a > cap - GB__BLOCK_HDR) {
@@ -155,7 +252,9 @@ static void *alloc_slow(gb_region *r, size_t a)
          * the current block so the current block's free space stays usable. */
         gb__block *b = r->kept ? gb__reset_take(r, a, true) : NULL;
         if (!b)
-            b = new_block(r, a, true);
+            b = take_block(r, a + GB__BLOCK_HDR, a + GB__BLOCK_HDR, true, why);
+        if (!b)
+            return NULL;
         if (r->cur_block) {
             b->next = r->cur_block->next;
             r->cur_block->next = b;
@@ -175,7 +274,9 @@ static void *alloc_slow(gb_region *r, size_t a)
         size = cap;
     gb__block *b = r->kept ? gb__reset_take(r, a, false) : NULL;
     if (!b)
-        b = new_block(r, size - GB__BLOCK_HDR, false);
+        b = take_block(r, size, a + GB__BLOCK_HDR, false, why);
+    if (!b)
+        return NULL;
     b->next = r->blocks;
     r->blocks = b;
     r->cur_block = b;
@@ -194,9 +295,20 @@ static void *alloc_slow(gb_region *r, size_t a)
     return p;
 }
 
-void *gb__region_alloc(gb_region *r, size_t n)
+static void *alloc_slow(const char *who, gb_region *r, size_t a, bool fallible)
 {
-    size_t a = aligned_size(n, "gb_alloc");
+    gb_oom_reason why;
+    int round = 0;
+    do {
+        void *p = alloc_block(r, a, &why);
+        if (p)
+            return p;
+    } while (retry_or_refuse(who, r, a, why, &round, fallible));
+    return NULL;
+}
+
+static inline void *bump(gb_region *r, size_t a)
+{
     if (GB__LIKELY(a <= (size_t)(r->end - r->bump))) {
         char *p = r->bump;
         r->bump += a;
@@ -204,7 +316,25 @@ void *gb__region_alloc(gb_region *r, size_t n)
         r->last_block = r->cur_block;
         return p;
     }
-    return alloc_slow(r, a);
+    return NULL;
+}
+
+void *gb__region_alloc(gb_region *r, size_t n)
+{
+    size_t a = aligned_size(n, "gb_alloc");
+    void *p = bump(r, a);
+    return p ? p : alloc_slow("gb_alloc", r, a, false);
+}
+
+void *gb__region_try_alloc(const char *who, gb_region *r, size_t n)
+{
+    size_t a = aligned_or_zero(n);
+    if (!a) {
+        GB__ADD(refusals, 1);
+        return NULL;
+    }
+    void *p = bump(r, a);
+    return p ? p : alloc_slow(who, r, a, true);
 }
 
 static gb_region *innermost(const char *who)
@@ -220,14 +350,40 @@ void *gb_alloc(size_t n)
     return gb__region_alloc(innermost("gb_alloc"), n);
 }
 
-void *gb_calloc(size_t count, size_t size)
+void *gb_try_alloc(size_t n)
 {
-    size_t n = gb__mul(count, size, "gb_calloc");
-    void *p = gb__region_alloc(innermost("gb_calloc"), n);
+    return gb__region_try_alloc("gb_try_alloc", innermost("gb_try_alloc"), n);
+}
+
+/* count * size zeroed bytes in r; with `fallible`, NULL when they cannot
+ * be had (an overflowing product included), else the process stops. */
+static void *calloc_in(const char *who, gb_region *r, size_t count, size_t size, bool fallible)
+{
+    size_t n;
+    void *p;
+    if (!fallible) {
+        n = gb__mul(count, size, who);
+        p = gb__region_alloc(r, n);
+    } else if (__builtin_mul_overflow(count, size, &n)) {
+        GB__ADD(refusals, 1);
+        return NULL;
+    } else if (!(p = gb__region_try_alloc(who, r, n))) {
+        return NULL;
+    }
     /* Fresh mappings are zero already, but a block reused from malloc or a
      * bump area after a shrinking realloc may not be. */
     memset(p, 0, n);
     return p;
+}
+
+void *gb_calloc(size_t count, size_t size)
+{
+    return calloc_in("gb_calloc", innermost("gb_calloc"), count, size, false);
+}
+
+void *gb_try_calloc(size_t count, size_t size)
+{
+    return calloc_in("gb_try_calloc", innermost("gb_try_calloc"), count, size, true);
 }
 
 /* The region stack of the context that resumed coroutine c of t: its
@@ -278,13 +434,24 @@ void *gb_alloc_in(gb_region *h, size_t n)
     return gb__region_alloc(region_for("gb_alloc_in", h), n);
 }
 
+void *gb_try_alloc_in(gb_region *h, size_t n)
+{
+    return gb__region_try_alloc("gb_try_alloc_in", region_for("gb_try_alloc_in", h), n);
+}
+
 void *gb_calloc_in(gb_region *h, size_t count, size_t size)
 {
-    gb_region *r = region_for("gb_calloc_in", h);
-    size_t n = gb__mul(count, size, "gb_calloc_in");
-    void *p = gb__region_alloc(r, n);
-    memset(p, 0, n);
-    return p;
+    return calloc_in("gb_calloc_in", region_for("gb_calloc_in", h), count, size, false);
+}
+
+void *gb_try_calloc_in(gb_region *h, size_t count, size_t size)
+{
+    return calloc_in("gb_try_calloc_in", region_for("gb_try_calloc_in", h), count, size, true);
+}
+
+void gb_region_limit(gb_region *h, size_t bytes)
+{
+    region_for("gb_region_limit", h)->limit = bytes;
 }
 
 /* Replaces solo block `from` in r's list by `to` (it moved when it grew). */
@@ -299,13 +466,24 @@ static void relink_block(gb_region *r, gb__block *from, gb__block *to)
     gb__die("internal error: block %p is not in region %p", (void *)from, (void *)r);
 }
 
-/* Grows the solo block b, whose allocation holds old_n bytes, to hold a. */
-static void *grow_solo(gb_region *r, gb__block *b, size_t old_n, size_t a)
+/* Grows the solo block b, whose allocation holds old_n bytes, to hold a;
+ * NULL, with *why and b as it was, when the larger block cannot be had. */
+static void *grow_solo_once(gb_region *r, gb__block *b, size_t old_n, size_t a, gb_oom_reason *why)
 {
     if (a <= b->chunk.size - GB__BLOCK_HDR)
         return (char *)b + GB__BLOCK_HDR;
     size_t before = b->chunk.size;
-    gb__chunk c = gb__chunk_grow(b->chunk, GB__BLOCK_HDR + old_n, GB__BLOCK_HDR + a);
+    /* Under a limit, the block's growth must fit in what the region may
+     * still take (a size class may round it up: checked again below). */
+    if (r->limit && gb__chunk_size_for(GB__BLOCK_HDR + a) - before > room_under_limit(r)) {
+        *why = GB_OOM_LIMIT;
+        return NULL;
+    }
+    gb__chunk c;
+    if (!gb__chunk_try_grow(b->chunk, GB__BLOCK_HDR + old_n, GB__BLOCK_HDR + a, r->limit != 0, &c)) {
+        *why = GB_OOM_SYSTEM;
+        return NULL;
+    }
     gb__block *nb = c.base;
     nb->chunk = c;
     if (nb != b)
@@ -316,6 +494,18 @@ static void *grow_solo(gb_region *r, gb__block *b, size_t old_n, size_t a)
         r->last = (char *)nb + GB__BLOCK_HDR;
     }
     return (char *)nb + GB__BLOCK_HDR;
+}
+
+static void *grow_solo(const char *who, gb_region *r, gb__block *b, size_t old_n, size_t a, bool fallible)
+{
+    gb_oom_reason why;
+    int round = 0;
+    do {
+        void *p = grow_solo_once(r, b, old_n, a, &why);
+        if (p)
+            return p;
+    } while (retry_or_refuse(who, r, a, why, &round, fallible));
+    return NULL;
 }
 
 /* The block of r that holds p, or NULL. */
@@ -337,11 +527,15 @@ static size_t taken_after(const gb_region *r, const gb__block *b, const char *p)
     return (size_t)(end - p);
 }
 
-void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, size_t new_n)
+void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, size_t new_n, bool fallible)
 {
     if (!p)
-        return gb__region_alloc(r, new_n);
-    size_t a = aligned_size(new_n, who);
+        return fallible ? gb__region_try_alloc(who, r, new_n) : gb__region_alloc(r, new_n);
+    size_t a = fallible ? aligned_or_zero(new_n) : aligned_size(new_n, who);
+    if (!a) {
+        GB__ADD(refusals, 1);
+        return NULL;
+    }
     if (p == r->last) {
         gb__block *b = r->last_block;
         size_t room = b->solo ? b->chunk.size - GB__BLOCK_HDR : (size_t)(r->end - (char *)p);
@@ -350,7 +544,7 @@ void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, s
             gb__die("%s: old size %zu is larger than the allocation at %p (%zu bytes)", who,
                     old_n, p, had);
         if (b->solo)
-            return grow_solo(r, b, old_n, a);
+            return grow_solo(who, r, b, old_n, a, fallible);
         if (a <= room) {
             /* The last allocation grows (or shrinks) in place. */
             r->bump = (char *)p + a;
@@ -373,10 +567,11 @@ void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, s
          * of copying, even when it is not the last allocation. */
         for (gb__block *b = r->blocks; b; b = b->next)
             if (b->solo && (char *)b + GB__BLOCK_HDR == (char *)p)
-                return grow_solo(r, b, old_n, a);
+                return grow_solo(who, r, b, old_n, a, fallible);
     }
-    void *q = gb__region_alloc(r, new_n);
-    memcpy(q, p, old_n);
+    void *q = fallible ? gb__region_try_alloc(who, r, new_n) : gb__region_alloc(r, new_n);
+    if (q)
+        memcpy(q, p, old_n);
     return q;
 }
 
@@ -404,23 +599,41 @@ static gb_region *region_holding(const char *who, const void *p)
             who, p);
 }
 
-void *gb_realloc(void *p, size_t old_n, size_t new_n)
+static void *realloc_innermost_or_holding(const char *who, void *p, size_t old_n, size_t new_n, bool fallible)
 {
-    if (!p)
-        return gb__region_alloc(innermost("gb_realloc"), new_n);
+    if (!p) {
+        gb_region *r = innermost(who);
+        return fallible ? gb__region_try_alloc(who, r, new_n) : gb__region_alloc(r, new_n);
+    }
     /* An allocation of an outer region is resized there, not moved into
      * the innermost one; and a coroutine with no region of its own entered
      * resizes one of its resumers' regions' allocations all the same, so
      * the innermost region is only where the search starts. */
     gb_region *r = cur_stack()->top;
     if (!r || (p != r->last && !block_of(r, p)))
-        r = region_holding("gb_realloc", p);
-    return gb__region_realloc("gb_realloc", r, p, old_n, new_n);
+        r = region_holding(who, p);
+    return gb__region_realloc(who, r, p, old_n, new_n, fallible);
+}
+
+void *gb_realloc(void *p, size_t old_n, size_t new_n)
+{
+    return realloc_innermost_or_holding("gb_realloc", p, old_n, new_n, false);
+}
+
+void *gb_try_realloc(void *p, size_t old_n, size_t new_n)
+{
+    return realloc_innermost_or_holding("gb_try_realloc", p, old_n, new_n, true);
 }
 
 void *gb_realloc_in(gb_region *h, void *p, size_t old_n, size_t new_n)
 {
-    return gb__region_realloc("gb_realloc_in", region_for("gb_realloc_in", h), p, old_n, new_n);
+    return gb__region_realloc("gb_realloc_in", region_for("gb_realloc_in", h), p, old_n, new_n, false);
+}
+
+void *gb_try_realloc_in(gb_region *h, void *p, size_t old_n, size_t new_n)
+{
+    return gb__region_realloc("gb_try_realloc_in", region_for("gb_try_realloc_in", h), p, old_n, new_n,
+                              true);
 }
 
 bool gb__region_contains(const gb_region *r, const void *p)

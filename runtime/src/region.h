@@ -70,6 +70,9 @@ struct gb_region {
     gb__block *kept;
     size_t nkept;
     size_t kept_bytes;
+    /* gb_region_limit's bound on bytes + kept_bytes, or 0 for none: a new
+     * block that would pass it is not taken (region.c). */
+    size_t limit;
     gb__list arenas;
     gb__rstate state;
     /* Retirement, owned by pin.c. A RETIRED region is on one of its
@@ -98,11 +101,17 @@ struct gb_region {
     gb__dpage *page;
 };
 
-/* Allocates n bytes in r, which the caller has checked is LIVE. */
+/* Allocates n bytes in r, which the caller has checked is LIVE; stops the
+ * process, naming r and the request, when the memory cannot be had. */
 void *gb__region_alloc(gb_region *r, size_t n);
 
-/* Resizes allocation p of r (see gb_realloc); r must be LIVE. */
-void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, size_t new_n);
+/* Like gb__region_alloc, for `who`: NULL when the memory cannot be had
+ * (the OS and malloc refused, or r's limit), with r unchanged. */
+void *gb__region_try_alloc(const char *who, gb_region *r, size_t n);
+
+/* Resizes allocation p of r (see gb_realloc); r must be LIVE. With `try`,
+ * NULL when the memory cannot be had, p and r unchanged; else it stops. */
+void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, size_t new_n, bool try);
 
 /* True when p points into one of r's blocks or arenas: what a pin check
  * asks of each word. */

@@ -1,0 +1,434 @@
+/* exhaustion.c -- when memory cannot be had: the try family's NULL that
+ * changes nothing, blocks that step down before a request fails, region
+ * limits, and the process's handler.
+ *
+ * The OS is made to refuse through the OS table (a map that refuses every
+ * mapping above a size, or every one), and for real in a child under
+ * RLIMIT_AS; a request of 2^60 bytes is refused by mmap and malloc alike.
+ */
+#include "common.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define KIB ((size_t)1024)
+#define MIB (1024 * KIB)
+#define HUGE_REQUEST ((size_t)1 << 60) /* more than any machine has */
+
+/* The map source with 4 KiB pages' chains (huge pages off, blocks up to
+ * 1 MiB) and the block cache as asked. */
+static void init_plain(size_t cache_bytes)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.huge = GB_HUGE_OFF;
+    o.cache_bytes = cache_bytes;
+    gb_init(&o);
+}
+
+/* A map that refuses every mapping larger than map_most bytes. */
+static void *(*real_map)(size_t, size_t);
+static size_t map_most;
+static int refused_maps;
+
+static void *refusing_map(size_t size, size_t align)
+{
+    if (size > map_most) {
+        refused_maps++;
+        errno = ENOMEM;
+        return NULL;
+    }
+    return real_map(size, align);
+}
+
+static void refuse_maps_above(size_t most)
+{
+    real_map = gb__os.map;
+    map_most = most;
+    gb__os.map = refusing_map;
+}
+
+/* Every field of gb_stats but those a refusal counts, compared. */
+static void check_same_but_refusals(const gb_stats *a, const gb_stats *b)
+{
+#define GBT_SAME(kind, type, name)                                           \
+    if (strcmp(#name, "refusals") && strcmp(#name, "fallbacks_mmap"))       \
+        CHECK_EQ(a->name, b->name);
+    GB_STATS_FIELDS(GBT_SAME)
+#undef GBT_SAME
+}
+
+GB_TEST(a_refused_try_changes_nothing_and_the_region_goes_on)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(3000);
+    memset(p, 'a', 3000);
+    char *q = gb_alloc(100);
+    gb_stats before = gbt_stats();
+    size_t bytes = gb_region_bytes(r);
+    CHECK(gb_try_alloc(HUGE_REQUEST) == NULL);
+    CHECK(gb_try_alloc_in(r, HUGE_REQUEST) == NULL);
+    CHECK(gb_try_calloc(HUGE_REQUEST, 1) == NULL);
+    CHECK(gb_try_calloc_in(r, 1 << 30, 1 << 30) == NULL); /* overflows size_t */
+    CHECK(gb_try_alloc(SIZE_MAX) == NULL);                /* overflows the alignment */
+    /* q is the last allocation, which would grow in place: it stays. */
+    CHECK(gb_try_realloc(q, 100, HUGE_REQUEST) == NULL);
+    CHECK(gb_try_realloc_in(r, p, 3000, HUGE_REQUEST) == NULL);
+    gb_stats after = gbt_stats();
+    check_same_but_refusals(&before, &after);
+    CHECK_EQ(after.refusals - before.refusals, 7);
+    CHECK_EQ(gb_region_bytes(r), bytes);
+    /* Every earlier allocation is as it was, and the region goes on
+     * where it was: the last allocation still grows in place. */
+    for (int i = 0; i < 3000; i++)
+        CHECK(p[i] == 'a');
+    CHECK(gb_try_realloc(q, 100, 200) == q);
+    char *s = gb_try_alloc(5000);
+    CHECK(s != NULL);
+    memset(s, 's', 5000);
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+static void stop_on_huge(void)
+{
+    gb_enter();
+    gb_alloc(HUGE_REQUEST);
+}
+
+GB_TEST(the_stopping_family_names_the_request_and_the_region)
+{
+    gbt_expect_death(stop_on_huge, "gb_alloc: out of memory: region 0x");
+    gbt_expect_death(stop_on_huge, "could not get a block for a request of 1152921504606846976 bytes");
+}
+
+static void try_without_a_region(void)
+{
+    gb_try_alloc(10);
+}
+
+static void try_in_a_left_region(void)
+{
+    gb_region *r = gb_enter();
+    gb_leave(r);
+    gb_try_alloc_in(r, 10);
+}
+
+static void try_realloc_too_large_an_old_size(void)
+{
+    gb_enter();
+    char *p = gb_alloc(32);
+    gb_alloc(32);
+    gb_try_realloc(p, 4096, 8192);
+}
+
+GB_TEST(misuse_stops_in_the_try_family_too)
+{
+    gbt_expect_death(try_without_a_region, "gb_try_alloc: no region is entered");
+    gbt_expect_death(try_in_a_left_region, "gb_try_alloc_in: region");
+    gbt_expect_death(try_in_a_left_region, "already left");
+    gbt_expect_death(try_realloc_too_large_an_old_size, "gb_try_realloc: old size 4096");
+}
+
+GB_TEST(a_block_the_os_refuses_steps_down_to_one_that_holds_the_request)
+{
+    init_plain(GB_CACHE_OFF);
+    refuse_maps_above(128 * KIB);
+    gb_region *r = gb_enter();
+    /* The chain would grow to blocks of 1 MiB; mappings above 128 KiB are
+     * refused, so each block halves until it is mapped, before malloc is
+     * asked and before the request fails. */
+    size_t total = 0;
+    for (int i = 0; i < 40; i++) {
+        char *p = gb_try_alloc(60 * KIB);
+        CHECK(p != NULL);
+        memset(p, i, 60 * KIB);
+        total += 60 * KIB;
+    }
+    gb_stats s = gbt_stats();
+    CHECK(refused_maps > 0);
+    CHECK(s.step_downs > 0);
+    CHECK_EQ(s.bytes_heap, 0);      /* every block mapped, none from malloc */
+    CHECK_EQ(s.fallbacks_mmap, 0);
+    CHECK_EQ(s.refusals, 0);
+    CHECK(gb_region_bytes(r) >= total);
+    /* A request that only a refused size could hold comes from malloc. */
+    char *big = gb_try_alloc(300 * KIB);
+    CHECK(big != NULL);
+    memset(big, 1, 300 * KIB);
+    CHECK(gbt_stats().bytes_heap > 0);
+    CHECK_EQ(gbt_stats().fallbacks_mmap, 1);
+    gb__os.map = real_map;
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(a_cached_block_serves_when_the_os_refuses)
+{
+    init_plain(16 * MIB);
+    gb_region *r = gb_enter();
+    memset(gb_alloc(600 * KIB), 1, 600 * KIB);
+    gb_leave(r);
+    CHECK(gbt_stats().bytes_cached >= MIB);
+    refuse_maps_above(0);
+    uint64_t hits = gbt_stats().cache_hits;
+    r = gb_enter();
+    char *p = gb_try_alloc(600 * KIB);
+    CHECK(p != NULL);
+    memset(p, 2, 600 * KIB);
+    CHECK(gbt_stats().cache_hits > hits);
+    CHECK_EQ(gbt_stats().bytes_heap, 0);
+    gb__os.map = real_map;
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+/* ---------------------------------------------------------------- limits */
+
+GB_TEST(a_region_fills_to_its_limit_and_no_further)
+{
+    init_plain(16 * MIB);
+    gb_region *r = gb_enter();
+    gb_region_limit(r, MIB);
+    gb_region_info i;
+    gb_region_info_get(r, &i);
+    CHECK_EQ(i.limit, MIB);
+    size_t got = 0;
+    char *p;
+    uint64_t refusals = gbt_stats().refusals;
+    while ((p = gb_try_alloc(1000)) != NULL) {
+        memset(p, 3, 1000);
+        got += 1000;
+        CHECK(gb_region_bytes(r) <= MIB);
+    }
+    fprintf(stderr, "1000-byte allocations under a limit of 1 MiB: %zu bytes in %zu of blocks\n", got,
+            gb_region_bytes(r));
+    CHECK_EQ(gbt_stats().refusals, refusals + 1);
+    /* The blocks stepped down to the smallest that holds 1000 bytes: the
+     * region is full to within one such block and the chain's headers. */
+    CHECK(gbt_stats().step_downs > 0);
+    CHECK(gb_region_bytes(r) > MIB - 16 * KIB);
+    CHECK(got > MIB - 64 * KIB);
+    /* A request larger than what is left, and one larger than the limit. */
+    CHECK(gb_try_alloc(64 * KIB) == NULL);
+    CHECK(gb_try_alloc(2 * MIB) == NULL);
+    /* Raised, the region goes on; removed, it grows as it likes. */
+    gb_region_limit(r, 2 * MIB);
+    CHECK(gb_try_alloc(64 * KIB) != NULL);
+    gb_region_limit(r, 0);
+    CHECK(gb_try_alloc(4 * MIB) != NULL);
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(a_limited_region_is_not_handed_a_larger_cached_block)
+{
+    /* A cached block of 1 MiB would serve a request of 256 KiB without a
+     * limit (up to four times its size); under a limit of 512 KiB the
+     * region must get a block of its own size instead. */
+    init_plain(16 * MIB);
+    gb_region *r = gb_enter();
+    memset(gb_alloc(900 * KIB), 1, 900 * KIB);
+    gb_leave(r);
+    CHECK(gbt_stats().bytes_cached >= MIB);
+    uint64_t hits = gbt_stats().cache_hits;
+    r = gb_enter();
+    gb_region_limit(r, 512 * KIB);
+    char *p = gb_try_alloc(200 * KIB);
+    CHECK(p != NULL);
+    CHECK(gb_region_bytes(r) <= 512 * KIB);
+    /* Not even taken and put back. */
+    CHECK_EQ(gbt_stats().cache_hits, hits);
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(a_limit_counts_blocks_a_reset_kept)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_region *r = gb_enter();
+    memset(gb_alloc(300 * KIB), 1, 300 * KIB);
+    gb_region_reset(r, MIB);
+    size_t kept = gb_region_bytes(r);
+    CHECK(kept >= 300 * KIB);
+    gb_region_limit(r, kept + 160 * KIB);
+    /* Too large for the kept block, which still counts: only 160 KiB more
+     * may be taken. */
+    CHECK(gb_try_alloc(kept + 16 * KIB) == NULL);
+    /* The kept block serves first, whole; then the 160 KiB. */
+    CHECK(gb_try_alloc(kept - 4 * KIB) != NULL);
+    CHECK_EQ(gb_region_bytes(r), kept);
+    CHECK(gb_try_alloc(200 * KIB) == NULL);
+    CHECK(gb_try_alloc(32 * KIB) != NULL);
+    CHECK(gb_region_bytes(r) <= kept + 160 * KIB);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
+GB_TEST(a_growth_past_the_limit_is_refused_and_keeps_the_allocation)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_region *r = gb_enter();
+    gb_region_limit(r, 4 * MIB);
+    /* Larger than the chain's blocks (1 MiB): a block of its own, which
+     * grows by remap or copy, and may not grow past the limit. */
+    char *p = gb_try_alloc(2 * MIB);
+    CHECK(p != NULL);
+    memset(p, 'g', 2 * MIB);
+    size_t bytes = gb_region_bytes(r);
+    CHECK(gb_try_realloc_in(r, p, 2 * MIB, 5 * MIB) == NULL);
+    CHECK_EQ(gb_region_bytes(r), bytes);
+    CHECK(p[0] == 'g' && p[2 * MIB - 1] == 'g');
+    char *q = gb_try_realloc_in(r, p, 2 * MIB, 3 * MIB);
+    CHECK(q != NULL);
+    CHECK(q[0] == 'g' && q[2 * MIB - 1] == 'g');
+    CHECK(gb_region_bytes(r) <= 4 * MIB);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
+static void stop_at_the_limit(void)
+{
+    gb_region *r = gb_enter();
+    gb_region_limit(r, 100 * KIB);
+    gb_alloc(200 * KIB);
+}
+
+GB_TEST(the_stopping_family_stops_at_a_limit_naming_it)
+{
+    gbt_expect_death(stop_at_the_limit, "gb_alloc: region 0x");
+    gbt_expect_death(stop_at_the_limit, "is at its limit (gb_region_limit: 102400 bytes; it holds 0)");
+    gbt_expect_death(stop_at_the_limit, "a request of 204800 bytes");
+}
+
+/* --------------------------------------------------------------- handler */
+
+static int handler_calls;
+static gb_region *handler_region;
+static size_t handler_request;
+static gb_oom_reason handler_why;
+
+static bool raise_limit(gb_region *r, size_t request, gb_oom_reason why, void *arg)
+{
+    handler_calls++;
+    handler_region = r;
+    handler_request = request;
+    handler_why = why;
+    gb_region_limit(r, *(size_t *)arg);
+    return true;
+}
+
+GB_TEST(the_handler_may_give_room_and_have_the_request_tried_again)
+{
+    init_plain(GB_CACHE_OFF);
+    size_t raised = 4 * MIB;
+    gb_set_oom_handler(raise_limit, &raised);
+    gb_region *r = gb_enter();
+    gb_region_limit(r, 64 * KIB);
+    char *p = gb_try_alloc(MIB);
+    CHECK(p != NULL);
+    memset(p, 1, MIB);
+    CHECK_EQ(handler_calls, 1);
+    CHECK(handler_region == r);
+    CHECK_EQ(handler_request, MIB);
+    CHECK_EQ(handler_why, GB_OOM_LIMIT);
+    CHECK_EQ(gbt_stats().refusals, 0);
+    /* The stopping family asks it too. */
+    gb_region_limit(r, gb_region_bytes(r));
+    raised = 16 * MIB;
+    CHECK(gb_alloc(2 * MIB) != NULL);
+    CHECK_EQ(handler_calls, 2);
+    gb_set_oom_handler(NULL, NULL);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
+static bool decline(gb_region *r, size_t request, gb_oom_reason why, void *arg)
+{
+    (void)request;
+    (void)arg;
+    handler_calls++;
+    handler_why = why;
+    /* A request that fails inside the handler fails at once, without
+     * calling the handler from within itself. */
+    CHECK(gb_try_alloc_in(r, HUGE_REQUEST) == NULL);
+    return false;
+}
+
+GB_TEST(a_handler_that_declines_lets_the_request_fail_once)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_set_oom_handler(decline, NULL);
+    gb_region *r = gb_enter();
+    uint64_t refusals = gbt_stats().refusals;
+    CHECK(gb_try_alloc(HUGE_REQUEST) == NULL);
+    CHECK_EQ(handler_calls, 1);
+    CHECK_EQ(handler_why, GB_OOM_SYSTEM);
+    /* The handler's own refusal and the request's. */
+    CHECK_EQ(gbt_stats().refusals, refusals + 2);
+    gb_set_oom_handler(NULL, NULL);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
+/* ------------------------------------------------------------- for real */
+
+/* Under RLIMIT_AS, a region filled with gb_try_alloc until the first NULL
+ * has taken all but a few MiB of what the limit left, then the process
+ * goes on: the region is left, every byte comes back, and a new region
+ * serves again. */
+static void fill_to_the_address_space_limit(void)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    gb_init(&o); /* the defaults: blocks chain to 64 MiB with huge pages */
+    size_t vm = gbt_vm_size();
+    if (!vm)
+        _exit(77);
+    size_t headroom = 256 * MIB;
+    struct rlimit rl = {vm + headroom, vm + headroom};
+    CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+    gb_region *r = gb_enter();
+    size_t got = 0;
+    char *p;
+    while ((p = gb_try_alloc(64 * KIB)) != NULL) {
+        memset(p, 7, 64 * KIB);
+        got += 64 * KIB;
+    }
+    gb_stats s = gbt_stats();
+    fprintf(stderr,
+            "under RLIMIT_AS of %zu MiB more: %zu MiB allocated in %zu MiB of blocks before the first "
+            "NULL; %ju step-downs, %zu bytes from malloc\n",
+            headroom / MIB, got / MIB, gb_region_bytes(r) / MIB, (uintmax_t)s.step_downs, s.bytes_heap);
+    CHECK(s.step_downs > 0);
+    CHECK_EQ(s.refusals, 1);
+    CHECK(got > headroom - 8 * MIB);
+    gb_leave(r);
+    r = gb_enter();
+    CHECK(gb_try_alloc(MIB) != NULL);
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(under_rlimit_as_a_region_fills_to_within_a_few_mib_before_its_first_null)
+{
+    GBT_SKIP_IF(GBT_SANITIZED, "sanitizers reserve terabytes of address space up front");
+    GBT_SKIP_IF(GBT_EMULATED, "the address-space limit would bind the emulator");
+    GBT_SKIP_IF(access("/proc/self/statm", R_OK) != 0, "no /proc to size the address space with");
+    int status = gbt_in_child(fill_to_the_address_space_limit);
+    GBT_SKIP_IF(WIFEXITED(status) && WEXITSTATUS(status) == 77, "no /proc/self/statm");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
