@@ -825,3 +825,81 @@ GB_TEST(a_running_coroutine_keeps_a_region_it_pinned_when_another_was_the_witnes
     witness_init(0);
     run_witness_case_with(trigger_free_the_witness, pin_from_a_second_coroutine);
 }
+
+/* ------------------------------------------- asked while it waits for a try
+ *
+ * A retired region's witness runs and resumes another coroutine: freezing
+ * again, the witness's stack may have changed, so the region loses its
+ * witness and waits for a try (on the thread's dirty list) until the one
+ * it resumed yields or finishes. A question asked meanwhile, from the
+ * coroutine the witness resumed, must still see the region as it is:
+ * retired, pinned by the witness (frozen, and pointing into it), and the
+ * region that holds the pointer. */
+enum { ASKED_BYTES = 300000 };
+#define ASKED_KEY ((uintptr_t)0x6b6b6b6b6b6b6b6bull)
+
+typedef struct asked_case {
+    gb_region *r;
+    uintptr_t enc;         /* the allocation, encoded */
+    bool waiting;          /* the region waited for a try when asked */
+    gb_region_info info;   /* asked from the coroutine the witness resumed */
+    gb_region *of_first, *of_last;
+    bool read_back;
+} asked_case;
+
+static void ask_while_it_waits(void *arg)
+{
+    asked_case *k = arg;
+    /* Not a runtime promise but the state this case is about: the region
+     * has no witness now and waits for a try. */
+    k->waiting = !gb__list_empty(&gb__self()->retired_dirty);
+    gb_region_info_get(k->r, &k->info);
+    const unsigned char *p = (const unsigned char *)(k->enc ^ ASKED_KEY);
+    k->of_first = gb_region_of(p);
+    k->of_last = gb_region_of(p + ASKED_BYTES - 1);
+}
+
+static void witness_resumes_an_asker(void *arg)
+{
+    asked_case *k = arg;
+    const unsigned char *volatile p = (const unsigned char *)(k->enc ^ ASKED_KEY);
+    gb_coro_yield(); /* the thread leaves the region: this frame pins it */
+    gb_coro *asker = gb_coro_new(ask_while_it_waits, k, 0);
+    CHECK(!gb_coro_resume(asker));
+    gb_coro_free(asker);
+    for (size_t i = 0; i < ASKED_BYTES; i++)
+        if (p[i] != (unsigned char)(i * 11 + 5))
+            gbt_fail(__FILE__, __LINE__, "byte %zu: %u", i, p[i]);
+    k->read_back = true;
+}
+
+GB_TEST(a_region_waiting_for_a_try_is_named_and_found_from_a_coroutine_its_witness_resumed)
+{
+    asked_case k;
+    memset(&k, 0, sizeof k);
+    k.r = gb_enter();
+    unsigned char *buf = gb_alloc(ASKED_BYTES);
+    for (size_t i = 0; i < ASKED_BYTES; i++)
+        buf[i] = (unsigned char)(i * 11 + 5);
+    k.enc = (uintptr_t)buf ^ ASKED_KEY;
+    buf = NULL;
+    gb_coro *w = gb_coro_new(witness_resumes_an_asker, &k, 0);
+    CHECK(gb_coro_resume(w));
+    gb_leave(k.r);
+    CHECK_EQ(gbt_stats().regions_retired, 1);
+    CHECK(!gb_coro_resume(w)); /* resumes the asker, then reads and finishes */
+    CHECK(k.waiting);
+    CHECK_EQ(k.info.state, GB_REGION_RETIRED);
+    CHECK(k.info.pinned_by == w);
+    CHECK(k.info.bytes >= ASKED_BYTES);
+    CHECK(k.of_first == k.r);
+    CHECK(k.of_last == k.r);
+    CHECK(k.read_back);
+    /* It finished: nothing pins the region any more, and it went. */
+    CHECK_EQ(gbt_stats().regions_retired, 0);
+    gb_region_info i;
+    gb_region_info_get(k.r, &i);
+    CHECK_EQ(i.state, GB_REGION_FREED);
+    gb_coro_free(w);
+    check_all_given_back();
+}
