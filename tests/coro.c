@@ -903,3 +903,71 @@ GB_TEST(a_region_waiting_for_a_try_is_named_and_found_from_a_coroutine_its_witne
     gb_coro_free(w);
     check_all_given_back();
 }
+
+/* ------------------------------------ the first byte of a compacted arena
+ *
+ * A compacted vec's elements are in an arena of its own, bound to the
+ * region of its struct, and element 0 is the arena's first byte. A
+ * suspended coroutine that holds that one pointer, and nothing else into
+ * the region, must pin the region (and so the arena) across the leave: a
+ * range check that misses a range's first byte would let both go. */
+enum { FIRST_ELEMS = 100000 };
+#define FIRST_KEY ((uintptr_t)0x1e1e1e1e1e1e1e1eull)
+
+static uint64_t first_elem(uint64_t i)
+{
+    return i * 0x9e3779b97f4a7c15ull + 7;
+}
+
+/* Reads the elements from the first one on: the caller's frame keeps the
+ * pointer, this one only reads through it. */
+__attribute__((noinline)) static void check_elements(const uint64_t *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (e[i] != first_elem(i))
+            gbt_fail(__FILE__, __LINE__, "element %zu: %#jx, not %#jx", i, (uintmax_t)e[i],
+                     (uintmax_t)first_elem(i));
+}
+
+static void hold_the_first_element(void *arg)
+{
+    /* The only plain copy of the pointer: this frame's. */
+    const uint64_t *volatile first = (const uint64_t *)(*(const uintptr_t *)arg ^ FIRST_KEY);
+    gb_coro_yield();
+    check_elements(first, FIRST_ELEMS);
+}
+
+GB_TEST(a_pointer_to_the_first_byte_of_a_compacted_arena_alone_pins_its_region)
+{
+    gb_region *r = gb_enter();
+    gb_vec *v = gb_vec_new(sizeof(uint64_t));
+    for (uint64_t i = 0; i < FIRST_ELEMS; i++) {
+        uint64_t e = first_elem(i);
+        gb_vec_push(v, &e);
+    }
+    gb_vec_compact(v);
+    size_t arena = gb_vec_arena_bytes(v);
+    CHECK(arena >= FIRST_ELEMS * sizeof(uint64_t));
+    uintptr_t enc = (uintptr_t)gb_vec_at(v, 0) ^ FIRST_KEY;
+    v = NULL;
+    gb_coro *c = gb_coro_new(hold_the_first_element, &enc, 0);
+    CHECK(gb_coro_resume(c));
+    gb_leave(r);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.regions_retired, 1);
+    CHECK_EQ(s.arenas_live, 1);
+    CHECK(s.bytes_retired >= arena);
+    gb_region_info i;
+    gb_region_info_get(r, &i);
+    CHECK_EQ(i.state, GB_REGION_RETIRED);
+    CHECK(i.pinned_by == c);
+    CHECK_EQ(i.arenas, 1);
+    /* Regions of the same sizes come and go meanwhile: had the arena gone,
+     * they would take its memory. */
+    gbs_regions_come_and_go(10, arena, arena, 0xee);
+    CHECK(!gb_coro_resume(c)); /* reads every element, and finishes */
+    CHECK_EQ(gbt_stats().regions_retired, 0);
+    CHECK_EQ(gbt_stats().arenas_live, 0);
+    gb_coro_free(c);
+    check_all_given_back();
+}
