@@ -971,3 +971,109 @@ GB_TEST(a_pointer_to_the_first_byte_of_a_compacted_arena_alone_pins_its_region)
     gb_coro_free(c);
     check_all_given_back();
 }
+
+/* ------------------------------------------------ a witness that lets go
+ *
+ * Two coroutines point into a region when it is left; the one frozen last
+ * is found first and is its witness. The other one runs, frees the
+ * witness, and so the region is tried while it runs: its live frame holds
+ * the pointer, so it becomes the witness and the region stays (through a
+ * sweep too). Then it drops the pointer and yields. Its stack changed
+ * while it ran, so the region needs another try, and the next sweep at
+ * the latest must find nothing pointing into it and free it. Before the
+ * leave a scratch region is left with both coroutines frozen, so that
+ * both stacks' summaries are built while they hold the pointer: a summary
+ * kept after its coroutine ran would still say "pinned". */
+enum { LET_GO_BYTES = 400000 };
+#define LET_GO_KEY ((uintptr_t)0x2d2d2d2d2d2d2d2dull)
+
+typedef struct let_go_case {
+    gb_region *r;
+    uintptr_t enc;          /* the allocation, encoded */
+    gb_coro *witness;       /* the other pinner, frozen last */
+    gb_region_info running; /* asked while the one that lets go runs */
+    size_t retired_running; /* regions_retired after its sweep */
+    uint64_t tries_before, tries_running;
+    bool read_back;
+} let_go_case;
+
+static unsigned char let_go_byte(size_t i)
+{
+    return (unsigned char)(i * 29 + 3);
+}
+
+__attribute__((noinline)) static bool let_go_read(const unsigned char *p)
+{
+    for (size_t i = 0; i < LET_GO_BYTES; i++)
+        if (p[i] != let_go_byte(i))
+            return false;
+    return true;
+}
+
+/* Zeroes the stack below the caller's frame, where the calls it made left
+ * their frames, so that no stale copy of the pointer lies where the frames
+ * of the next call (the yield's) leave holes the scan would read. */
+__attribute__((noinline)) static void scrub_below(void)
+{
+    uintptr_t pad[2048];
+    memset(pad, 0, sizeof pad);
+    __asm__ volatile("" : : "r"(pad) : "memory"); /* the stores are kept */
+}
+
+static void hold_then_let_go(void *arg)
+{
+    let_go_case *k = arg;
+    const unsigned char *volatile p = (const unsigned char *)(k->enc ^ LET_GO_KEY);
+    gb_coro_yield(); /* the thread leaves the region */
+    k->tries_before = gbt_stats().pin_tries;
+    gb_coro_free(k->witness); /* the region is tried while we run */
+    k->witness = NULL;
+    gb_sweep();
+    gb_region_info_get(k->r, &k->running);
+    gb_stats s = gbt_stats();
+    k->retired_running = s.regions_retired;
+    k->tries_running = s.pin_tries;
+    k->read_back = let_go_read(p);
+    p = NULL; /* let go */
+    scrub_below();
+    gb_coro_yield();
+}
+
+GB_TEST(a_witness_that_lets_go_of_its_region_lets_the_next_sweep_free_it)
+{
+    let_go_case k;
+    memset(&k, 0, sizeof k);
+    k.r = gb_enter();
+    unsigned char *buf = gb_alloc(LET_GO_BYTES);
+    for (size_t i = 0; i < LET_GO_BYTES; i++)
+        buf[i] = let_go_byte(i);
+    k.enc = (uintptr_t)buf ^ LET_GO_KEY;
+    buf = NULL;
+    gb_coro *c = gb_coro_new(hold_then_let_go, &k, 0);
+    CHECK(gb_coro_resume(c));
+    k.witness = gb_coro_new(gbs_hold_forever, (void *)(k.enc ^ LET_GO_KEY), 0);
+    CHECK(gb_coro_resume(k.witness));
+    gb_region *scratch = gb_enter();
+    memset(gb_alloc(5000), 1, 5000);
+    gb_leave(scratch); /* asks both stacks: their summaries hold the pointer */
+    gb_leave(k.r);
+    gb_region_info i;
+    gb_region_info_get(k.r, &i);
+    CHECK_EQ(i.state, GB_REGION_RETIRED);
+    CHECK(i.pinned_by == k.witness);
+    CHECK(gb_coro_resume(c)); /* frees the witness, sweeps, lets go, yields */
+    CHECK(k.read_back);
+    CHECK(k.tries_running > k.tries_before);
+    CHECK_EQ(k.retired_running, 1);
+    CHECK_EQ(k.running.state, GB_REGION_RETIRED);
+    CHECK(k.running.pinned_by == c);
+    gb_sweep();
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.regions_retired, 0);
+    CHECK_EQ(s.bytes_retired, 0);
+    gb_region_info_get(k.r, &i);
+    CHECK_EQ(i.state, GB_REGION_FREED);
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
+    check_all_given_back();
+}
