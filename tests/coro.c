@@ -825,3 +825,255 @@ GB_TEST(a_running_coroutine_keeps_a_region_it_pinned_when_another_was_the_witnes
     witness_init(0);
     run_witness_case_with(trigger_free_the_witness, pin_from_a_second_coroutine);
 }
+
+/* ------------------------------------------- asked while it waits for a try
+ *
+ * A retired region's witness runs and resumes another coroutine: freezing
+ * again, the witness's stack may have changed, so the region loses its
+ * witness and waits for a try (on the thread's dirty list) until the one
+ * it resumed yields or finishes. A question asked meanwhile, from the
+ * coroutine the witness resumed, must still see the region as it is:
+ * retired, pinned by the witness (frozen, and pointing into it), and the
+ * region that holds the pointer. */
+enum { ASKED_BYTES = 300000 };
+#define ASKED_KEY ((uintptr_t)0x6b6b6b6b6b6b6b6bull)
+
+typedef struct asked_case {
+    gb_region *r;
+    uintptr_t enc;         /* the allocation, encoded */
+    bool waiting;          /* the region waited for a try when asked */
+    gb_region_info info;   /* asked from the coroutine the witness resumed */
+    gb_region *of_first, *of_last;
+    bool read_back;
+} asked_case;
+
+static void ask_while_it_waits(void *arg)
+{
+    asked_case *k = arg;
+    /* Not a runtime promise but the state this case is about: the region
+     * has no witness now and waits for a try. */
+    k->waiting = !gb__list_empty(&gb__self()->retired_dirty);
+    gb_region_info_get(k->r, &k->info);
+    const unsigned char *p = (const unsigned char *)(k->enc ^ ASKED_KEY);
+    k->of_first = gb_region_of(p);
+    k->of_last = gb_region_of(p + ASKED_BYTES - 1);
+}
+
+static void witness_resumes_an_asker(void *arg)
+{
+    asked_case *k = arg;
+    const unsigned char *volatile p = (const unsigned char *)(k->enc ^ ASKED_KEY);
+    gb_coro_yield(); /* the thread leaves the region: this frame pins it */
+    gb_coro *asker = gb_coro_new(ask_while_it_waits, k, 0);
+    CHECK(!gb_coro_resume(asker));
+    gb_coro_free(asker);
+    for (size_t i = 0; i < ASKED_BYTES; i++)
+        if (p[i] != (unsigned char)(i * 11 + 5))
+            gbt_fail(__FILE__, __LINE__, "byte %zu: %u", i, p[i]);
+    k->read_back = true;
+}
+
+GB_TEST(a_region_waiting_for_a_try_is_named_and_found_from_a_coroutine_its_witness_resumed)
+{
+    asked_case k;
+    memset(&k, 0, sizeof k);
+    k.r = gb_enter();
+    unsigned char *buf = gb_alloc(ASKED_BYTES);
+    for (size_t i = 0; i < ASKED_BYTES; i++)
+        buf[i] = (unsigned char)(i * 11 + 5);
+    k.enc = (uintptr_t)buf ^ ASKED_KEY;
+    buf = NULL;
+    gb_coro *w = gb_coro_new(witness_resumes_an_asker, &k, 0);
+    CHECK(gb_coro_resume(w));
+    gb_leave(k.r);
+    CHECK_EQ(gbt_stats().regions_retired, 1);
+    CHECK(!gb_coro_resume(w)); /* resumes the asker, then reads and finishes */
+    CHECK(k.waiting);
+    CHECK_EQ(k.info.state, GB_REGION_RETIRED);
+    CHECK(k.info.pinned_by == w);
+    CHECK(k.info.bytes >= ASKED_BYTES);
+    CHECK(k.of_first == k.r);
+    CHECK(k.of_last == k.r);
+    CHECK(k.read_back);
+    /* It finished: nothing pins the region any more, and it went. */
+    CHECK_EQ(gbt_stats().regions_retired, 0);
+    gb_region_info i;
+    gb_region_info_get(k.r, &i);
+    CHECK_EQ(i.state, GB_REGION_FREED);
+    gb_coro_free(w);
+    check_all_given_back();
+}
+
+/* ------------------------------------ the first byte of a compacted arena
+ *
+ * A compacted vec's elements are in an arena of its own, bound to the
+ * region of its struct, and element 0 is the arena's first byte. A
+ * suspended coroutine that holds that one pointer, and nothing else into
+ * the region, must pin the region (and so the arena) across the leave: a
+ * range check that misses a range's first byte would let both go. */
+enum { FIRST_ELEMS = 100000 };
+#define FIRST_KEY ((uintptr_t)0x1e1e1e1e1e1e1e1eull)
+
+static uint64_t first_elem(uint64_t i)
+{
+    return i * 0x9e3779b97f4a7c15ull + 7;
+}
+
+/* Reads the elements from the first one on: the caller's frame keeps the
+ * pointer, this one only reads through it. */
+__attribute__((noinline)) static void check_elements(const uint64_t *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (e[i] != first_elem(i))
+            gbt_fail(__FILE__, __LINE__, "element %zu: %#jx, not %#jx", i, (uintmax_t)e[i],
+                     (uintmax_t)first_elem(i));
+}
+
+static void hold_the_first_element(void *arg)
+{
+    /* The only plain copy of the pointer: this frame's. */
+    const uint64_t *volatile first = (const uint64_t *)(*(const uintptr_t *)arg ^ FIRST_KEY);
+    gb_coro_yield();
+    check_elements(first, FIRST_ELEMS);
+}
+
+GB_TEST(a_pointer_to_the_first_byte_of_a_compacted_arena_alone_pins_its_region)
+{
+    gb_region *r = gb_enter();
+    gb_vec *v = gb_vec_new(sizeof(uint64_t));
+    for (uint64_t i = 0; i < FIRST_ELEMS; i++) {
+        uint64_t e = first_elem(i);
+        gb_vec_push(v, &e);
+    }
+    gb_vec_compact(v);
+    size_t arena = gb_vec_arena_bytes(v);
+    CHECK(arena >= FIRST_ELEMS * sizeof(uint64_t));
+    uintptr_t enc = (uintptr_t)gb_vec_at(v, 0) ^ FIRST_KEY;
+    v = NULL;
+    gb_coro *c = gb_coro_new(hold_the_first_element, &enc, 0);
+    CHECK(gb_coro_resume(c));
+    gb_leave(r);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.regions_retired, 1);
+    CHECK_EQ(s.arenas_live, 1);
+    CHECK(s.bytes_retired >= arena);
+    gb_region_info i;
+    gb_region_info_get(r, &i);
+    CHECK_EQ(i.state, GB_REGION_RETIRED);
+    CHECK(i.pinned_by == c);
+    CHECK_EQ(i.arenas, 1);
+    /* Regions of the same sizes come and go meanwhile: had the arena gone,
+     * they would take its memory. */
+    gbs_regions_come_and_go(10, arena, arena, 0xee);
+    CHECK(!gb_coro_resume(c)); /* reads every element, and finishes */
+    CHECK_EQ(gbt_stats().regions_retired, 0);
+    CHECK_EQ(gbt_stats().arenas_live, 0);
+    gb_coro_free(c);
+    check_all_given_back();
+}
+
+/* ------------------------------------------------ a witness that lets go
+ *
+ * Two coroutines point into a region when it is left; the one frozen last
+ * is found first and is its witness. The other one runs, frees the
+ * witness, and so the region is tried while it runs: its live frame holds
+ * the pointer, so it becomes the witness and the region stays (through a
+ * sweep too). Then it drops the pointer and yields. Its stack changed
+ * while it ran, so the region needs another try, and the next sweep at
+ * the latest must find nothing pointing into it and free it. Before the
+ * leave a scratch region is left with both coroutines frozen, so that
+ * both stacks' summaries are built while they hold the pointer: a summary
+ * kept after its coroutine ran would still say "pinned". */
+enum { LET_GO_BYTES = 400000 };
+#define LET_GO_KEY ((uintptr_t)0x2d2d2d2d2d2d2d2dull)
+
+typedef struct let_go_case {
+    gb_region *r;
+    uintptr_t enc;          /* the allocation, encoded */
+    gb_coro *witness;       /* the other pinner, frozen last */
+    gb_region_info running; /* asked while the one that lets go runs */
+    size_t retired_running; /* regions_retired after its sweep */
+    uint64_t tries_before, tries_running;
+    bool read_back;
+} let_go_case;
+
+static unsigned char let_go_byte(size_t i)
+{
+    return (unsigned char)(i * 29 + 3);
+}
+
+__attribute__((noinline)) static bool let_go_read(const unsigned char *p)
+{
+    for (size_t i = 0; i < LET_GO_BYTES; i++)
+        if (p[i] != let_go_byte(i))
+            return false;
+    return true;
+}
+
+/* Zeroes the stack below the caller's frame, where the calls it made left
+ * their frames, so that no stale copy of the pointer lies where the frames
+ * of the next call (the yield's) leave holes the scan would read. */
+__attribute__((noinline)) static void scrub_below(void)
+{
+    uintptr_t pad[2048];
+    memset(pad, 0, sizeof pad);
+    __asm__ volatile("" : : "r"(pad) : "memory"); /* the stores are kept */
+}
+
+static void hold_then_let_go(void *arg)
+{
+    let_go_case *k = arg;
+    const unsigned char *volatile p = (const unsigned char *)(k->enc ^ LET_GO_KEY);
+    gb_coro_yield(); /* the thread leaves the region */
+    k->tries_before = gbt_stats().pin_tries;
+    gb_coro_free(k->witness); /* the region is tried while we run */
+    k->witness = NULL;
+    gb_sweep();
+    gb_region_info_get(k->r, &k->running);
+    gb_stats s = gbt_stats();
+    k->retired_running = s.regions_retired;
+    k->tries_running = s.pin_tries;
+    k->read_back = let_go_read(p);
+    p = NULL; /* let go */
+    scrub_below();
+    gb_coro_yield();
+}
+
+GB_TEST(a_witness_that_lets_go_of_its_region_lets_the_next_sweep_free_it)
+{
+    let_go_case k;
+    memset(&k, 0, sizeof k);
+    k.r = gb_enter();
+    unsigned char *buf = gb_alloc(LET_GO_BYTES);
+    for (size_t i = 0; i < LET_GO_BYTES; i++)
+        buf[i] = let_go_byte(i);
+    k.enc = (uintptr_t)buf ^ LET_GO_KEY;
+    buf = NULL;
+    gb_coro *c = gb_coro_new(hold_then_let_go, &k, 0);
+    CHECK(gb_coro_resume(c));
+    k.witness = gb_coro_new(gbs_hold_forever, (void *)(k.enc ^ LET_GO_KEY), 0);
+    CHECK(gb_coro_resume(k.witness));
+    gb_region *scratch = gb_enter();
+    memset(gb_alloc(5000), 1, 5000);
+    gb_leave(scratch); /* asks both stacks: their summaries hold the pointer */
+    gb_leave(k.r);
+    gb_region_info i;
+    gb_region_info_get(k.r, &i);
+    CHECK_EQ(i.state, GB_REGION_RETIRED);
+    CHECK(i.pinned_by == k.witness);
+    CHECK(gb_coro_resume(c)); /* frees the witness, sweeps, lets go, yields */
+    CHECK(k.read_back);
+    CHECK(k.tries_running > k.tries_before);
+    CHECK_EQ(k.retired_running, 1);
+    CHECK_EQ(k.running.state, GB_REGION_RETIRED);
+    CHECK(k.running.pinned_by == c);
+    gb_sweep();
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.regions_retired, 0);
+    CHECK_EQ(s.bytes_retired, 0);
+    gb_region_info_get(k.r, &i);
+    CHECK_EQ(i.state, GB_REGION_FREED);
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
+    check_all_given_back();
+}

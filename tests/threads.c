@@ -221,6 +221,89 @@ GB_TEST(a_thread_that_exits_frees_the_regions_its_coroutines_pinned)
           NULL);
 }
 
+/* The region the thread still has entered when it exits is the one its
+ * own suspended coroutine points into: the exit leaves it, the coroutine
+ * pins it (retired), and since the coroutine can never run again the
+ * retired region must then be freed too. Leaving has to come before
+ * freeing what is retired, or the region retires after the last chance to
+ * free it and every byte of it (blocks, solo block, arena) stays for the
+ * life of the process. After the join only the coroutine's stack may be
+ * held: the coroutine itself was never freed. */
+enum { PINNED_AT_EXIT_SOLO = 3 << 20, PINNED_AT_EXIT_ELEMS = 20000 };
+
+typedef struct pinned_at_exit {
+    size_t stack_bytes;   /* bytes_mapped + bytes_heap the coroutine's stack took */
+    size_t stack_maps;    /* and mappings */
+    size_t region_bytes;  /* the region's blocks, and its vec's arena */
+    size_t arena_bytes;
+    uint64_t retirements; /* before the exit */
+} pinned_at_exit;
+
+static void *pin_the_entered_region_and_exit(void *arg)
+{
+    pinned_at_exit *k = arg;
+    gb_region *r = gb_enter();
+    unsigned char *p = gb_alloc(100000);
+    memset(p, 1, 100000);
+    memset(gb_alloc(PINNED_AT_EXIT_SOLO), 2, PINNED_AT_EXIT_SOLO);
+    gb_vec *v = gb_vec_new(sizeof(uint64_t));
+    for (uint64_t i = 0; i < PINNED_AT_EXIT_ELEMS; i++)
+        gb_vec_push(v, &i);
+    gb_vec_compact(v);
+    k->region_bytes = gb_region_bytes(r);
+    k->arena_bytes = gb_vec_arena_bytes(v);
+    gb_stats s;
+    gb_stats_get(&s);
+    size_t held = s.bytes_mapped + s.bytes_heap, maps = s.mappings;
+    gb_coro *c = gb_coro_new(gbs_hold_once, p, 0);
+    gb_coro_resume(c); /* suspended, holding p */
+    gb_stats_get(&s);
+    k->stack_bytes = s.bytes_mapped + s.bytes_heap - held;
+    k->stack_maps = s.mappings - maps;
+    k->retirements = s.retirements;
+    CHECK_EQ(s.regions_live, 1);
+    CHECK_EQ(s.arenas_live, 1);
+    return NULL; /* with r entered */
+}
+
+static void exit_with_the_pinned_region_entered(void)
+{
+    pinned_at_exit k;
+    memset(&k, 0, sizeof k);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, pin_the_entered_region_and_exit, &k), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    fprintf(stderr, "the region held %zu bytes of blocks and %zu of arena; the stack %zu\n",
+            k.region_bytes, k.arena_bytes, k.stack_bytes);
+    CHECK(k.region_bytes >= PINNED_AT_EXIT_SOLO);
+    CHECK(k.arena_bytes >= PINNED_AT_EXIT_ELEMS * sizeof(uint64_t));
+    gb_stats s;
+    gb_stats_get(&s);
+    /* The exit's leave found the coroutine pointing into the region. */
+    CHECK_EQ(s.retirements, k.retirements + 1);
+    CHECK_EQ(s.regions_live, 0);
+    CHECK_EQ(s.regions_retired, 0);
+    CHECK_EQ(s.bytes_retired, 0);
+    CHECK_EQ(s.blocks_live, 0);
+    CHECK_EQ(s.arenas_live, 0);
+    CHECK_EQ(s.coros_live, 1);
+    CHECK_EQ(s.bytes_cached, 0);
+    CHECK_EQ(s.bytes_small, 0);
+    /* Nothing but the stack: not a byte of the region's blocks or arena. */
+    CHECK_EQ(s.bytes_mapped + s.bytes_heap, k.stack_bytes);
+    CHECK_EQ(s.mappings, k.stack_maps);
+}
+
+GB_TEST(a_thread_that_exits_inside_the_region_its_coroutine_pins_gives_it_all_back)
+{
+    char out[4096];
+    int status = run_capturing_stderr(exit_with_the_pinned_region_entered, out, sizeof out);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 0);
+    CHECK(strstr(out, "giveback: a thread exited with 1 region entered; it was left at its exit") !=
+          NULL);
+}
+
 /* ------------------------------------------ thread-locals gone first
  *
  * On Darwin a thread's thread-locals live in a block dyld frees (and
