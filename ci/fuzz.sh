@@ -57,6 +57,9 @@ discover_runs="${TEETH_DISCOVER_RUNS:-250000}"
 build_jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$jobs}"
 
 corpus="$root/fuzz/corpus"
+# Hand-written inputs that each hold one promise (fuzz/seeds/README.md):
+# every engine starts from them too, and a merge never drops them.
+seeds="$root/fuzz/seeds"
 dict="$root/fuzz/fuzz_runtime.dict"
 out="$root/build/fuzz"
 lf_dir="$out/libfuzzer"
@@ -190,7 +193,7 @@ run_libfuzzer() {
         # shellcheck disable=SC2086 # $env is a list of NAME=value words
         env $env "$bin" -max_total_time="$seconds" -timeout=20 -max_len="$max_len" \
             -dict="$dict" -print_final_stats=1 -artifact_prefix="$dir/artifacts/" \
-            "$dir/corpus" "$corpus" >"$dir/log" 2>&1 &
+            "$dir/corpus" "$corpus" "$seeds" >"$dir/log" 2>&1 &
         pids+=($!)
     done
     for ((i = 0; i < jobs; i++)); do
@@ -367,7 +370,7 @@ run_replay() {
     for ((i = 0; i < ${#configs[@]}; i++)); do
         env="$(config_env "$i")"
         # shellcheck disable=SC2086 # $env is a list of NAME=value words
-        if env $env "$lf_dir/fuzz_runtime_replay" "$corpus" >"$runs/replay-$i.log" 2>&1; then
+        if env $env "$lf_dir/fuzz_runtime_replay" "$corpus" "$seeds" >"$runs/replay-$i.log" 2>&1; then
             log "replay [$(config_name "$i")]: $(grep '^replay:' "$runs/replay-$i.log")"
         else
             bad=$((bad + 1))
