@@ -119,6 +119,7 @@ if ((quick)); then
     fi
     run "churn" "$bin/churn_bench" --iterations 200 --segments 2 --rounds 1 --point-mib 16
     run "small regions" "$bin/small_regions_bench" 5000
+    run "pointer lookup" "$bin/lookup_bench" --quick
     run "gbprobe" "$gbprobe" --quick --rounds 2 --csv "$out/gbprobe.csv"
 else
     run "coroutines and pin check" "$bin/coro_bench"
@@ -129,6 +130,7 @@ else
     fi
     run "churn" "$bin/churn_bench"
     run "small regions" "$bin/small_regions_bench"
+    run "pointer lookup" "$bin/lookup_bench"
     run "gbprobe" "$gbprobe" --csv "$out/gbprobe.csv"
 fi
 

@@ -19,7 +19,7 @@
  * gives back a chunk it replaces itself.
  *   - while open, it counts once in gb__stat.arenas_live. */
 typedef struct gb__arena {
-    gb__chunk chunk;
+    gb__chunk chunk; /* first: the address index reads it (index.h) */
     gb__list link;
     gb_region *holder;
 } gb__arena;
@@ -27,6 +27,10 @@ typedef struct gb__arena {
 /* Opens a (closed) arena with a chunk of at least n bytes for a container
  * held by region holder. */
 void gb__arena_open(gb__arena *a, gb_region *holder, size_t n);
+
+/* Enters the arena's chunk (as it is now) in this thread's address index,
+ * or takes it out (index.h): at open and close, and around a new chunk. */
+void gb__arena_index(gb__arena *a, bool in);
 
 /* Gives the arena's chunk back and unbinds it. */
 void gb__arena_close(gb__arena *a);

@@ -83,7 +83,9 @@ static gb__chunk arena_swap(gb__arena *a, gb_region *holder, size_t n)
         gb__arena_open(a, holder, n);
         return (gb__chunk){0};
     }
+    gb__arena_index(a, false);
     a->chunk = gb__chunk_get(n);
+    gb__arena_index(a, true);
     return old;
 }
 
@@ -132,7 +134,9 @@ static void vec_grow(gb_vec *v)
     size_t bytes = gb__mul(cap, v->elem, "gb_vec_push");
     size_t used = v->len * v->elem;
     if (arena_open(&v->arena)) {
+        gb__arena_index(&v->arena, false);
         v->arena.chunk = gb__chunk_grow(v->arena.chunk, used, bytes);
+        gb__arena_index(&v->arena, true);
         v->data = v->arena.chunk.base;
         v->cap = v->arena.chunk.size / v->elem;
         return;

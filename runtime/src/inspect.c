@@ -65,54 +65,24 @@ static void info_get(const gb_region *h, gb_region_info *out)
                                                            offsetof(gb_coro, rstack)));
 }
 
-/* r, when p points into one of its blocks or arenas (gb__region_contains,
- * the pin check's question): a block from its first byte, its header
- * included, since all of it is memory the region holds and a free hook
- * must hand none of it to free. The blocks a reset kept are not asked
- * about: they hold nothing until an allocation takes them again. */
-static gb_region *holds(gb_region *r, const void *p)
-{
-    return gb__region_contains(r, p) ? r : NULL;
-}
-
-static gb_region *on_stack(const gb__rstack *s, const void *p)
-{
-    for (gb_region *r = s->top; r; r = r->parent)
-        if (holds(r, p))
-            return r;
-    return NULL;
-}
-
-static gb_region *on_list(const gb__list *l, const void *p)
-{
-    GB__LIST_EACH(k, l) {
-        gb_region *r = GB__LIST_ENTRY(k, gb_region, rlink);
-        if (holds(r, p))
-            return r;
-    }
-    return NULL;
-}
-
+/* The region that holds p: the owner of the block whose chunk holds it,
+ * from its first byte, its header included (all of it is memory the
+ * region holds, and a free hook must hand none of it to free), or the
+ * holder of the container arena that does. One lookup in the thread's
+ * address index (index.h), whatever the number of regions and blocks.
+ * A block a reset kept has no owner: it holds nothing until an allocation
+ * takes it again. An arena whose binding the unbound-map-arena poison
+ * took out has no holder either. */
 gb_region *gb_region_of(const void *p)
 {
     gb__ensure_init();
     gb__thread *t = gb__self();
     if (!p)
         return NULL;
-    /* Every region of the thread is on its own stack, on the running
-     * coroutine's, on a frozen coroutine's (a suspended one, or one
-     * waiting on a coroutine it resumed), or retired. */
-    gb_region *r = on_stack(t->cur, p);
-    if (!r && t->cur != &t->main_stack)
-        r = on_stack(&t->main_stack, p);
-    GB__LIST_EACH(k, &t->frozen) {
-        if (r)
-            break;
-        r = on_stack(&GB__LIST_ENTRY(k, gb_coro, flink)->rstack, p);
-    }
-    if (!r)
-        r = on_list(&t->retired_pinned, p);
-    if (!r)
-        r = on_list(&t->retired_dirty, p);
+    uintptr_t v = gb__index_find(&t->index, p);
+    if (!v)
+        return NULL;
+    gb_region *r = (v & GB__INDEX_TAG) == GB__INDEX_ARENA ? ((gb__arena *)(v & ~GB__INDEX_TAG))->holder
+                                                          : ((gb__block *)v)->owner;
     return r ? gb__handle_of(r) : NULL;
 }

@@ -168,11 +168,34 @@ static size_t room_under_limit(const gb_region *r)
     return held < r->limit ? r->limit - held : 0;
 }
 
+void gb__block_index(gb__block *b, bool in)
+{
+    gb__index *ix = &gb__self()->index;
+    if (in)
+        gb__index_add(ix, b->chunk.base, b->chunk.size, (uintptr_t)b | GB__INDEX_BLOCK);
+    else
+        gb__index_remove(ix, b->chunk.base, b->chunk.size, (uintptr_t)b | GB__INDEX_BLOCK);
+}
+
+gb__block *gb__block_at(const void *p)
+{
+    uintptr_t v = gb__index_find(&gb__self()->index, p);
+    return (v & GB__INDEX_TAG) == GB__INDEX_BLOCK ? (gb__block *)v : NULL;
+}
+
+/* c as a block of r; NULL, with c given back, when the address index has
+ * no room for it (the table could not grow: memory is short). */
 static gb__block *install_block(gb_region *r, gb__chunk c, bool solo)
 {
+    if (!gb__index_reserve(&gb__self()->index, c.size)) {
+        gb__chunk_put(c);
+        return NULL;
+    }
     gb__block *b = c.base;
     b->chunk = c;
+    b->owner = r;
     b->solo = solo;
+    gb__block_index(b, true);
     r->nblocks++;
     r->bytes += c.size;
     GB__ADD(blocks_live, 1);
@@ -193,13 +216,16 @@ static gb__block *take_block(gb_region *r, size_t size, size_t least, bool solo,
         for (size_t s = size;;) {
             gb__chunk c;
             if (s <= room && gb__chunk_try_get(s, how, &c)) {
-                if (c.size <= room) {
+                gb__block *b = NULL;
+                if (c.size > room)
+                    gb__chunk_put(c); /* the size class rounded it past the limit */
+                else if ((b = install_block(r, c, solo)) == NULL)
+                    refused = true; /* the address index could not grow: memory is short */
+                if (b) {
                     if (s < size)
                         GB__ADD(step_downs, 1);
-                    return install_block(r, c, solo);
+                    return b;
                 }
-                /* The size class rounded it past the limit. */
-                gb__chunk_put(c);
             } else if (s <= room) {
                 refused = true;
             }
@@ -479,13 +505,18 @@ static void *grow_solo_once(gb_region *r, gb__block *b, size_t old_n, size_t a, 
         *why = GB_OOM_LIMIT;
         return NULL;
     }
-    gb__chunk c;
-    if (!gb__chunk_try_grow(b->chunk, GB__BLOCK_HDR + old_n, GB__BLOCK_HDR + a, r->limit != 0, &c)) {
+    gb__chunk c, was = b->chunk;
+    if (!gb__index_reserve(&gb__self()->index, GB__BLOCK_HDR + a) ||
+        !gb__chunk_try_grow(b->chunk, GB__BLOCK_HDR + old_n, GB__BLOCK_HDR + a, r->limit != 0, &c)) {
         *why = GB_OOM_SYSTEM;
         return NULL;
     }
+    /* The old range leaves the index by the values it was entered with:
+     * where the block moved, its old header is gone. */
+    gb__index_remove(&gb__self()->index, was.base, was.size, (uintptr_t)b | GB__INDEX_BLOCK);
     gb__block *nb = c.base;
     nb->chunk = c;
+    gb__block_index(nb, true);
     if (nb != b)
         relink_block(r, b, nb);
     r->bytes += c.size - before;
@@ -511,11 +542,8 @@ static void *grow_solo(const char *who, gb_region *r, gb__block *b, size_t old_n
 /* The block of r that holds p, or NULL. */
 static gb__block *block_of(const gb_region *r, const void *p)
 {
-    const char *c = p;
-    for (gb__block *b = r->blocks; b; b = b->next)
-        if (c >= (const char *)b + GB__BLOCK_HDR && c < (const char *)b->chunk.base + b->chunk.size)
-            return b;
-    return NULL;
+    gb__block *b = gb__block_at(p);
+    return b && b->owner == r && (const char *)p >= (const char *)b + GB__BLOCK_HDR ? b : NULL;
 }
 
 /* The most bytes an allocation at p in block b of r can hold: up to what r
@@ -575,24 +603,14 @@ void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, s
     return q;
 }
 
-/* The region on stack s whose blocks hold p, or NULL. */
-static gb_region *region_on(const gb__rstack *s, const void *p)
-{
-    for (gb_region *r = s->top; r; r = r->parent)
-        if (block_of(r, p))
-            return r;
-    return NULL;
-}
-
 /* The LIVE region of the running context, or of one that resumed it,
  * whose blocks hold p; the process stops when there is none. */
 static gb_region *region_holding(const char *who, const void *p)
 {
     gb__thread *t = gb__self();
-    gb_region *r = region_on(t->cur, p);
-    for (const gb_coro *c = t->cur_coro; !r && c; c = c->caller)
-        r = region_on(resumer_stack(t, c), p);
-    if (r)
+    gb__block *b = gb__block_at(p);
+    gb_region *r = b && (const char *)p >= (const char *)b + GB__BLOCK_HDR ? b->owner : NULL;
+    if (r && r->state == GB__LIVE && (r->stack == t->cur || resumed_us(t, r->stack)))
         return r;
     gb__die("%s: %p is in no live region of the running context or of one that resumed it "
             "(memory from malloc, from a region left since, or from a container's arena)",
@@ -653,6 +671,7 @@ static void put_blocks(gb__block *b)
 {
     while (b) {
         gb__block *next = b->next;
+        gb__block_index(b, false);
         gb__chunk_put(b->chunk);
         b = next;
     }

@@ -18,8 +18,12 @@ typedef struct gb__dpage gb__dpage;
  * except that a "solo" block made for one large allocation is linked behind
  * the current block, so the current block's free space is not lost. */
 typedef struct gb__block {
+    gb__chunk chunk; /* first: the address index reads it (index.h) */
     struct gb__block *next;
-    gb__chunk chunk;
+    /* The region whose block it is, or NULL while a reset keeps it (its
+     * contents are gone, and gb_region_of says so). Every block is in its
+     * thread's address index from install to give-back. */
+    gb_region *owner;
     bool solo;
 } gb__block;
 
@@ -100,6 +104,14 @@ struct gb_region {
     uintptr_t where;
     gb__dpage *page;
 };
+
+/* Enters block b (its chunk as it is now) in this thread's address index,
+ * or takes it out (index.h): at install and give-back, and around a move. */
+void gb__block_index(gb__block *b, bool in);
+
+/* The block of this thread that holds p (its header included), kept by a
+ * reset or not; NULL when none does. */
+gb__block *gb__block_at(const void *p);
 
 /* Allocates n bytes in r, which the caller has checked is LIVE; stops the
  * process, naming r and the request, when the memory cannot be had. */

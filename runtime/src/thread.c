@@ -81,6 +81,7 @@ static void at_exit(void *arg)
     gb__handle_at_exit(t);
     gb__stack_pool_trim(t);
     gb__chunk_cache_flush(t);
+    gb__index_trim(&t->index, true);
     gb__overflow_release(t);
     if (t->made_coros)
         gb__coro_at_exit(t);
@@ -108,6 +109,7 @@ void gb_sweep(void)
     gb__stack_pool_trim(t);
     gb__handle_trim(t); /* before the flush: its page may go to the cache */
     gb__chunk_cache_flush(t);
+    gb__index_trim(&t->index, false);
     gb__chunk_retry_unmaps();
 }
 

@@ -11,6 +11,7 @@
 #define GB_THREAD_H
 
 #include "chunk.h"
+#include "index.h"
 #include "list.h"
 #include "overflow.h"
 #include "region.h"
@@ -52,6 +53,7 @@ struct gb__thread {
     uint32_t dvacant;
     gb__stack_pool *pool;
     gb__cache cache;
+    gb__index index; /* this thread's blocks and arenas, by address */
     gb__overflow overflow;
     bool made_coros; /* gb_coro_new ran on this thread */
 };

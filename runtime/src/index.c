@@ -1,0 +1,157 @@
+/* index.c -- the address index: a 64 KiB granule's ranges, by hash
+ * (index.h says what it holds and why).
+ */
+#include "index.h"
+#include "chunk.h"
+#include "stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* 64 KiB: a chained block or a mapped block of 64 KiB or more is entered
+ * in few granules (a 64 MiB block in 1,025 at most), and small ones (slab
+ * chunks, the first blocks of a chain) share a granule with few others. */
+#define GRANULE_SHIFT 16
+
+static uintptr_t granule(const void *p)
+{
+    return (uintptr_t)p >> GRANULE_SHIFT;
+}
+
+static size_t home(const gb__index *ix, uintptr_t key)
+{
+    /* Fibonacci hashing: neighbouring granules, the common case, spread
+     * over the table. */
+    return (size_t)((key * (uintptr_t)0x9E3779B97F4A7C15ull) >> 32) & (ix->cap - 1);
+}
+
+static void put(gb__index *ix, uintptr_t key, uintptr_t val)
+{
+    size_t i = home(ix, key);
+    while (ix->slots[i].key)
+        i = (i + 1) & (ix->cap - 1);
+    ix->slots[i] = (gb__index_slot){key, val};
+    ix->count++;
+}
+
+static bool resize(gb__index *ix, size_t cap)
+{
+    gb__index_slot *old = ix->slots;
+    size_t old_cap = ix->cap;
+    gb__index_slot *slots;
+    if (cap == GB__INDEX_INLINE) {
+        slots = ix->small;
+        memset(slots, 0, sizeof ix->small);
+    } else {
+        slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return false;
+        GB__ADD(bytes_meta, cap * sizeof *slots);
+    }
+    ix->slots = slots;
+    ix->cap = cap;
+    ix->count = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].key)
+            put(ix, old[i].key, old[i].val);
+    if (old && old != ix->small) {
+        GB__SUB(bytes_meta, old_cap * sizeof *old);
+        free(old);
+    }
+    return true;
+}
+
+/* The most granules a range of size bytes touches. */
+static size_t span(size_t size)
+{
+    return (size >> GRANULE_SHIFT) + 2;
+}
+
+bool gb__index_reserve(gb__index *ix, size_t size)
+{
+    size_t need = ix->count + span(size);
+    if (need * 2 <= ix->cap)
+        return true;
+    size_t cap = ix->cap ? ix->cap : GB__INDEX_INLINE;
+    while (need * 2 > cap)
+        cap *= 2;
+    return resize(ix, cap);
+}
+
+void gb__index_add(gb__index *ix, const void *base, size_t size, uintptr_t val)
+{
+    uintptr_t first = granule(base), last = granule((const char *)base + size - 1);
+    if (!gb__index_reserve(ix, size))
+        gb__die("out of memory: no room in the address index for %zu more entries", span(size));
+    for (uintptr_t g = first; g <= last; g++)
+        put(ix, g + 1, val);
+}
+
+/* Removes slot i, moving later entries of its probe run back so that
+ * every entry stays reachable from its home without tombstones. */
+static void take_out(gb__index *ix, size_t i)
+{
+    size_t mask = ix->cap - 1;
+    for (size_t j = (i + 1) & mask; ix->slots[j].key; j = (j + 1) & mask) {
+        size_t h = home(ix, ix->slots[j].key);
+        /* j's entry may fill the hole at i when its home is not in the
+         * cyclic range (i, j]. */
+        if (((j - h) & mask) >= ((j - i) & mask)) {
+            ix->slots[i] = ix->slots[j];
+            i = j;
+        }
+    }
+    ix->slots[i] = (gb__index_slot){0, 0};
+    ix->count--;
+}
+
+void gb__index_remove(gb__index *ix, const void *base, size_t size, uintptr_t val)
+{
+    uintptr_t first = granule(base), last = granule((const char *)base + size - 1);
+    for (uintptr_t g = first; g <= last; g++) {
+        size_t i = home(ix, g + 1);
+        while (ix->slots[i].key && !(ix->slots[i].key == g + 1 && ix->slots[i].val == val))
+            i = (i + 1) & (ix->cap - 1);
+        if (!ix->slots[i].key)
+            gb__die("internal error: the address index has no entry for %p (+%zu)", base, size);
+        take_out(ix, i);
+    }
+    /* Empty again: back to the table in the thread's state. */
+    if (ix->count == 0 && ix->slots != ix->small) {
+        GB__SUB(bytes_meta, ix->cap * sizeof *ix->slots);
+        free(ix->slots);
+        ix->slots = ix->small;
+        ix->cap = GB__INDEX_INLINE;
+        memset(ix->small, 0, sizeof ix->small);
+    }
+}
+
+uintptr_t gb__index_find(const gb__index *ix, const void *p)
+{
+    if (!ix->cap)
+        return 0;
+    uintptr_t key = granule(p) + 1;
+    const char *c = p;
+    for (size_t i = home(ix, key); ix->slots[i].key; i = (i + 1) & (ix->cap - 1)) {
+        if (ix->slots[i].key != key)
+            continue;
+        uintptr_t val = ix->slots[i].val;
+        /* Both kinds of value begin with their chunk. */
+        const gb__chunk *ch = (const gb__chunk *)(val & ~GB__INDEX_TAG);
+        if (c >= (const char *)ch->base && c < (const char *)ch->base + ch->size)
+            return val;
+    }
+    return 0;
+}
+
+void gb__index_trim(gb__index *ix, bool even_if_used)
+{
+    if ((ix->count && !even_if_used) || !ix->slots || ix->slots == ix->small)
+        return;
+    GB__SUB(bytes_meta, ix->cap * sizeof *ix->slots);
+    free(ix->slots);
+    ix->slots = ix->small;
+    ix->cap = GB__INDEX_INLINE;
+    ix->count = 0;
+    memset(ix->small, 0, sizeof ix->small);
+}

@@ -1,0 +1,74 @@
+/* index.h -- which block or arena of this thread holds an address, in
+ * constant expected time (index.c).
+ *
+ * gb_region_of, gb_realloc and gb_realloc_in ask "whose memory is this
+ * pointer?" for any pointer, region memory or not; a free hook asks it on
+ * every free. Walking the thread's regions and their blocks made that cost
+ * grow with both (110 µs with 4,096 blocks and 2,000 regions). The index
+ * answers from a hash of the pointer's 64 KiB granule instead.
+ *
+ * Each thread indexes its own blocks and arenas (regions are per thread,
+ * and so is the question): no lock, and nothing another thread can free
+ * under a reader. A range [base, base + size) is entered once for every
+ * granule it touches, with a value that names it (a tagged pointer, below);
+ * the entries of one granule are the candidates a lookup checks, so a
+ * lookup costs one probe sequence and a few range checks: a granule is
+ * shared only by ranges smaller than it, or by the two ends of ranges that
+ * meet in it.
+ *   - slots holds cap entries (a power of two, or 0 and NULL before the
+ *     first entry), open addressing with linear probing; key 0 is an empty
+ *     slot, else granule + 1;
+ *   - count entries are in use, at most half of cap;
+ *   - slots is small, inside the thread's state, until more entries are
+ *     needed; then a table malloc'd and counted in bytes_meta, which goes
+ *     back to small when the index empties.
+ */
+#ifndef GB_INDEX_H
+#define GB_INDEX_H
+
+#include "base.h"
+
+typedef struct gb__index_slot {
+    uintptr_t key;
+    uintptr_t val;
+} gb__index_slot;
+
+#define GB__INDEX_INLINE 64
+
+typedef struct gb__index {
+    gb__index_slot *slots;
+    size_t cap;
+    size_t count;
+    /* The first table, in the thread's state: a thread with a few blocks
+     * (most threads, most of the time) never allocates one, and entering
+     * and leaving a region costs no malloc. */
+    gb__index_slot small[GB__INDEX_INLINE];
+} gb__index;
+
+/* What a value names: its low bits say which. Both kinds begin with
+ * their gb__chunk, whose range a lookup checks. */
+#define GB__INDEX_BLOCK ((uintptr_t)0) /* a gb__block * */
+#define GB__INDEX_ARENA ((uintptr_t)1) /* a gb__arena * */
+#define GB__INDEX_TAG ((uintptr_t)7)
+
+/* Makes room for a range of size bytes, so that the next gb__index_add of
+ * one cannot fail; false, with nothing changed, when the larger table
+ * cannot be had (a region's block is then refused like any other). */
+bool gb__index_reserve(gb__index *ix, size_t size);
+
+/* Enters the range [base, base + size) with value val; stops the process
+ * when the table cannot grow and gb__index_reserve was not asked first. */
+void gb__index_add(gb__index *ix, const void *base, size_t size, uintptr_t val);
+
+/* Removes what gb__index_add entered for the same range and value. */
+void gb__index_remove(gb__index *ix, const void *base, size_t size, uintptr_t val);
+
+/* The value of the range that holds p, or 0 when none does. */
+uintptr_t gb__index_find(const gb__index *ix, const void *p);
+
+/* Frees the table when nothing is entered, or, at thread exit, whatever
+ * is (the regions of coroutines a thread never freed stay, and no thread
+ * can ask about them any more). */
+void gb__index_trim(gb__index *ix, bool even_if_used);
+
+#endif /* GB_INDEX_H */

@@ -1,0 +1,225 @@
+/* lookup.c -- gb_region_of through the thread's address index (index.c):
+ * every block and arena is found from its first byte to its last, from
+ * install to give-back, across moves, resets and retirements, and nothing
+ * else is; the index grows with the blocks and goes back to the thread's
+ * own small table when they go.
+ */
+#include "common.h"
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KIB ((size_t)1024)
+#define MIB (1024 * KIB)
+
+static void check_held(gb_region *r, const char *p, size_t n)
+{
+    CHECK(gb_region_of(p) == r);
+    CHECK(gb_region_of(p + n / 2) == r);
+    CHECK(gb_region_of(p + n - 1) == r);
+}
+
+/* A small deterministic generator. */
+static uint64_t next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+typedef struct alloc {
+    char *p;
+    size_t n;
+    int level; /* the region it is in */
+} alloc;
+
+GB_TEST(every_allocation_is_found_through_nested_regions_entered_and_left)
+{
+    enum { LEVELS = 40, PER = 50 };
+    gb_region *regions[LEVELS];
+    static alloc allocs[LEVELS * PER];
+    size_t count = 0;
+    uint64_t seed = 7;
+    void *from_malloc[64];
+    for (int i = 0; i < 64; i++)
+        from_malloc[i] = malloc(16 + (size_t)i * 100);
+    for (int round = 0; round < 3; round++) {
+        count = 0;
+        for (int l = 0; l < LEVELS; l++) {
+            regions[l] = gb_enter();
+            for (int k = 0; k < PER; k++) {
+                /* Slab chunks, chained blocks of every size, and blocks of
+                 * their own past the cap. */
+                size_t n = (next(&seed) % 4 == 0) ? 1 + next(&seed) % (3 * MIB) : 1 + next(&seed) % 9000;
+                int at = (int)(next(&seed) % (uint64_t)(l + 1));
+                char *p = gb_alloc_in(regions[at], n);
+                p[0] = p[n - 1] = (char)at;
+                allocs[count++] = (alloc){p, n, at};
+            }
+        }
+        for (size_t i = 0; i < count; i++)
+            check_held(regions[allocs[i].level], allocs[i].p, allocs[i].n);
+        for (int i = 0; i < 64; i++)
+            CHECK(gb_region_of(from_malloc[i]) == NULL);
+        /* Half the levels left, innermost first; what is left is found,
+         * and nothing answers for a left region. */
+        for (int l = LEVELS - 1; l >= LEVELS / 2; l--)
+            gb_leave(regions[l]);
+        for (size_t i = 0; i < count; i++)
+            if (allocs[i].level < LEVELS / 2)
+                check_held(regions[allocs[i].level], allocs[i].p, allocs[i].n);
+            else {
+                gb_region *h = gb_region_of(allocs[i].p);
+                CHECK(h == NULL || gb_depth() > 0);
+                if (h) {
+                    gb_region_info info;
+                    gb_region_info_get(h, &info);
+                    CHECK_EQ(info.state, GB_REGION_LIVE); /* only a live region's memory */
+                }
+            }
+        for (int l = LEVELS / 2 - 1; l >= 0; l--)
+            gb_leave(regions[l]);
+    }
+    for (int i = 0; i < 64; i++)
+        free(from_malloc[i]);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(a_block_moved_by_growth_is_found_where_it_went)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.block_cap = MIB;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(2 * MIB);
+    memset(p, 1, 2 * MIB);
+    for (size_t n = 2 * MIB; n < 64 * MIB; n *= 2) {
+        /* Something after it, so that growing in place is less likely. */
+        gb_alloc(100);
+        char *q = gb_realloc(p, n, 2 * n);
+        check_held(r, q, 2 * n);
+        if (q != p) {
+            gb_region *h = gb_region_of(p);
+            CHECK(h == NULL || h == r); /* its old range is no longer its block */
+            if (h == r) {
+                /* Only if another block of r now lies there. */
+                CHECK(p < q || p >= q + 2 * n);
+            }
+        }
+        p = q;
+    }
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
+GB_TEST(a_block_a_reset_kept_answers_for_nothing_until_taken_again)
+{
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(300 * KIB);
+    CHECK(gb_region_of(p) == r);
+    gb_region_reset(r, 4 * MIB);
+    CHECK(gb_region_of(p) == NULL);
+    char *q = gb_alloc(100 * KIB);
+    check_held(r, q, 100 * KIB);
+    gb_leave(r);
+    CHECK(gb_region_of(q) == NULL);
+    gbt_check_all_given_back();
+}
+
+static void hold_and_yield(void *arg)
+{
+    volatile uintptr_t held = (uintptr_t)arg;
+    gb_coro_yield();
+    (void)held;
+}
+
+GB_TEST(a_reset_that_retires_the_contents_answers_with_the_retired_region)
+{
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(200 * KIB);
+    gb_coro *c = gb_coro_new(hold_and_yield, p + 10, 0);
+    CHECK(gb_coro_resume(c));
+    gb_region_reset(r, 0);
+    /* The contents went to a region of their own, retired, pinned by c. */
+    gb_region *h = gb_region_of(p);
+    CHECK(h != NULL && h != r);
+    gb_region_info info;
+    gb_region_info_get(h, &info);
+    CHECK_EQ(info.state, GB_REGION_RETIRED);
+    CHECK(info.pinned_by == c);
+    char *q = gb_alloc(1000);
+    check_held(r, q, 1000);
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
+    CHECK(gb_region_of(p) == NULL || gb_region_of(p) == r);
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(a_container_arena_is_found_across_its_growth)
+{
+    gb_region *r = gb_enter();
+    gb_vec *v = gb_vec_new(sizeof(uint64_t));
+    for (uint64_t i = 0; i < 1000; i++)
+        gb_vec_push(v, &i);
+    gb_vec_compact(v);
+    CHECK(gb_region_of(gb_vec_at(v, 0)) == r);
+    for (uint64_t i = 0; i < 300000; i++)
+        gb_vec_push(v, &i);
+    CHECK(gb_vec_arena_bytes(v) > 0);
+    check_held(r, gb_vec_at(v, 0), gb_vec_len(v) * sizeof(uint64_t));
+    gb_map *m = gb_map_new();
+    for (uint64_t i = 0; i < 20000; i++)
+        gb_map_put(m, i, i);
+    gb_map_compact(m);
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(the_index_grows_with_the_blocks_and_goes_back_when_they_go)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.first_block = o.block_cap = 64 * KIB;
+    gb_init(&o);
+    size_t meta = gbt_stats().bytes_meta;
+    gb_region *r = gb_enter();
+    gb_alloc(100);
+    /* A few blocks fit the thread's own table: nothing is allocated. */
+    CHECK_EQ(gbt_stats().bytes_meta, meta);
+    static char *p[4000];
+    for (int i = 0; i < 4000; i++)
+        p[i] = gb_alloc(60 * KIB);
+    CHECK(gbt_stats().bytes_meta > meta);
+    for (int i = 0; i < 4000; i += 97)
+        check_held(r, p[i], 60 * KIB);
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().bytes_meta, meta);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+static void *other_thread_asks(void *arg)
+{
+    return gb_region_of(arg);
+}
+
+GB_TEST(another_threads_memory_is_not_this_threads)
+{
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(1000);
+    pthread_t th;
+    void *answer = (void *)1;
+    CHECK(pthread_create(&th, NULL, other_thread_asks, p) == 0);
+    CHECK(pthread_join(th, &answer) == 0);
+    CHECK(answer == NULL);
+    CHECK(gb_region_of(p) == r);
+    gb_leave(r);
+}
