@@ -223,3 +223,55 @@ GB_TEST(another_threads_memory_is_not_this_threads)
     CHECK(gb_region_of(p) == r);
     gb_leave(r);
 }
+
+/* The index alone (index.c), on addresses it never reads: ranges of every
+ * size and alignment, entered and removed in a shuffled order, answer for
+ * exactly their bytes, first to last, and nothing around them. */
+GB_TEST(the_index_answers_for_exactly_its_ranges)
+{
+    enum { N = 3000 };
+    static struct { uintptr_t base; size_t size; bool in; } ranges[N];
+    static gb__index ix;
+    uint64_t seed = 99;
+    uintptr_t at = (uintptr_t)1 << 40;
+    for (int i = 0; i < N; i++) {
+        /* Gaps of 16 bytes to 200 KiB between ranges of 16 bytes to
+         * 300 KiB, 16-byte aligned, so that granules are shared, whole
+         * and partly covered. */
+        at += 16 * (1 + next(&seed) % 12800);
+        ranges[i].base = at;
+        ranges[i].size = 16 * (1 + next(&seed) % 19200);
+        at += ranges[i].size;
+    }
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++)
+            if (!ranges[i].in) {
+                gb__index_add(&ix, (void *)ranges[i].base, ranges[i].size, (uintptr_t)&ranges[i], &ranges[i]);
+                ranges[i].in = true;
+            }
+        /* Out with a shuffled half. */
+        for (int k = 0; k < N / 2; k++) {
+            int i = (int)(next(&seed) % N);
+            if (ranges[i].in) {
+                gb__index_remove(&ix, (void *)ranges[i].base, ranges[i].size, (uintptr_t)&ranges[i]);
+                ranges[i].in = false;
+            }
+        }
+        for (int i = 0; i < N; i++) {
+            uintptr_t b = ranges[i].base, e = b + ranges[i].size, want = ranges[i].in ? (uintptr_t)&ranges[i] : 0;
+            void *owner;
+            CHECK_EQ(gb__index_find(&ix, (void *)b, &owner), want);
+            CHECK_EQ(gb__index_find(&ix, (void *)(e - 1), &owner), want);
+            CHECK_EQ(gb__index_find(&ix, (void *)(b + ranges[i].size / 2), &owner), want);
+            CHECK(owner == (ranges[i].in ? (void *)&ranges[i] : NULL));
+            /* The bytes around it are the gaps: nobody's. */
+            CHECK_EQ(gb__index_find(&ix, (void *)(b - 1), &owner), 0);
+            CHECK_EQ(gb__index_find(&ix, (void *)e, &owner), 0);
+        }
+    }
+    for (int i = 0; i < N; i++)
+        if (ranges[i].in)
+            gb__index_remove(&ix, (void *)ranges[i].base, ranges[i].size, (uintptr_t)&ranges[i]);
+    CHECK_EQ(ix.count, 0);
+    CHECK(ix.slots == ix.small); /* back to the table of its own */
+}

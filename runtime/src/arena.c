@@ -15,7 +15,7 @@ void gb__arena_index(gb__arena *a, bool in)
 {
     gb__index *ix = &gb__self()->index;
     if (in)
-        gb__index_add(ix, a->chunk.base, a->chunk.size, (uintptr_t)a | GB__INDEX_ARENA);
+        gb__index_add(ix, a->chunk.base, a->chunk.size, (uintptr_t)a | GB__INDEX_ARENA, NULL);
     else
         gb__index_remove(ix, a->chunk.base, a->chunk.size, (uintptr_t)a | GB__INDEX_ARENA);
 }

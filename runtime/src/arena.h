@@ -19,7 +19,7 @@
  * gives back a chunk it replaces itself.
  *   - while open, it counts once in gb__stat.arenas_live. */
 typedef struct gb__arena {
-    gb__chunk chunk; /* first: the address index reads it (index.h) */
+    gb__chunk chunk;
     gb__list link;
     gb_region *holder;
 } gb__arena;

@@ -2,7 +2,6 @@
  * (index.h says what it holds and why).
  */
 #include "index.h"
-#include "chunk.h"
 #include "stats.h"
 
 #include <stdlib.h>
@@ -25,12 +24,14 @@ static size_t home(const gb__index *ix, uintptr_t key)
     return (size_t)((key * (uintptr_t)0x9E3779B97F4A7C15ull) >> 32) & (ix->cap - 1);
 }
 
-static void put(gb__index *ix, uintptr_t key, uintptr_t val)
+#define GRANULE ((uintptr_t)1 << GRANULE_SHIFT)
+
+static void put(gb__index *ix, const gb__index_slot *e)
 {
-    size_t i = home(ix, key);
+    size_t i = home(ix, e->key);
     while (ix->slots[i].key)
         i = (i + 1) & (ix->cap - 1);
-    ix->slots[i] = (gb__index_slot){key, val};
+    ix->slots[i] = *e;
     ix->count++;
 }
 
@@ -53,7 +54,7 @@ static bool resize(gb__index *ix, size_t cap)
     ix->count = 0;
     for (size_t i = 0; i < old_cap; i++)
         if (old[i].key)
-            put(ix, old[i].key, old[i].val);
+            put(ix, &old[i]);
     if (old && old != ix->small) {
         GB__SUB(bytes_meta, old_cap * sizeof *old);
         free(old);
@@ -78,13 +79,40 @@ bool gb__index_reserve(gb__index *ix, size_t size)
     return resize(ix, cap);
 }
 
-void gb__index_add(gb__index *ix, const void *base, size_t size, uintptr_t val)
+void gb__index_add(gb__index *ix, const void *base, size_t size, uintptr_t val, void *owner)
 {
     uintptr_t first = granule(base), last = granule((const char *)base + size - 1);
     if (!gb__index_reserve(ix, size))
         gb__die("out of memory: no room in the address index for %zu more entries", span(size));
+    uintptr_t lo = (uintptr_t)base, hi = lo + size;
+    for (uintptr_t g = first; g <= last; g++) {
+        uintptr_t start = g << GRANULE_SHIFT;
+        gb__index_slot e = {g + 1, val, owner, 0, (uint32_t)GRANULE};
+        if (lo > start)
+            e.lo = (uint32_t)(lo - start);
+        if (hi < start + GRANULE)
+            e.hi = (uint32_t)(hi - start);
+        put(ix, &e);
+    }
+}
+
+/* The slot of granule g entered for val, or the process stops: every
+ * caller names a range it entered. */
+static size_t slot_of(const gb__index *ix, uintptr_t g, uintptr_t val, const void *base, size_t size)
+{
+    size_t i = home(ix, g + 1);
+    while (ix->slots[i].key && !(ix->slots[i].key == g + 1 && ix->slots[i].val == val))
+        i = (i + 1) & (ix->cap - 1);
+    if (!ix->slots[i].key)
+        gb__die("internal error: the address index has no entry for %p (+%zu)", base, size);
+    return i;
+}
+
+void gb__index_set_owner(gb__index *ix, const void *base, size_t size, uintptr_t val, void *owner)
+{
+    uintptr_t first = granule(base), last = granule((const char *)base + size - 1);
     for (uintptr_t g = first; g <= last; g++)
-        put(ix, g + 1, val);
+        ix->slots[slot_of(ix, g, val, base, size)].owner = owner;
 }
 
 /* Removes slot i, moving later entries of its probe run back so that
@@ -101,21 +129,15 @@ static void take_out(gb__index *ix, size_t i)
             i = j;
         }
     }
-    ix->slots[i] = (gb__index_slot){0, 0};
+    ix->slots[i] = (gb__index_slot){0, 0, NULL, 0, 0};
     ix->count--;
 }
 
 void gb__index_remove(gb__index *ix, const void *base, size_t size, uintptr_t val)
 {
     uintptr_t first = granule(base), last = granule((const char *)base + size - 1);
-    for (uintptr_t g = first; g <= last; g++) {
-        size_t i = home(ix, g + 1);
-        while (ix->slots[i].key && !(ix->slots[i].key == g + 1 && ix->slots[i].val == val))
-            i = (i + 1) & (ix->cap - 1);
-        if (!ix->slots[i].key)
-            gb__die("internal error: the address index has no entry for %p (+%zu)", base, size);
-        take_out(ix, i);
-    }
+    for (uintptr_t g = first; g <= last; g++)
+        take_out(ix, slot_of(ix, g, val, base, size));
     /* Empty again: back to the table in the thread's state. */
     if (ix->count == 0 && ix->slots != ix->small) {
         GB__SUB(bytes_meta, ix->cap * sizeof *ix->slots);
@@ -126,20 +148,19 @@ void gb__index_remove(gb__index *ix, const void *base, size_t size, uintptr_t va
     }
 }
 
-uintptr_t gb__index_find(const gb__index *ix, const void *p)
+uintptr_t gb__index_find(const gb__index *ix, const void *p, void **owner)
 {
+    *owner = NULL;
     if (!ix->cap)
         return 0;
     uintptr_t key = granule(p) + 1;
-    const char *c = p;
+    uint32_t off = (uint32_t)((uintptr_t)p & (GRANULE - 1));
     for (size_t i = home(ix, key); ix->slots[i].key; i = (i + 1) & (ix->cap - 1)) {
-        if (ix->slots[i].key != key)
-            continue;
-        uintptr_t val = ix->slots[i].val;
-        /* Both kinds of value begin with their chunk. */
-        const gb__chunk *ch = (const gb__chunk *)(val & ~GB__INDEX_TAG);
-        if (c >= (const char *)ch->base && c < (const char *)ch->base + ch->size)
-            return val;
+        const gb__index_slot *e = &ix->slots[i];
+        if (e->key == key && off >= e->lo && off < e->hi) {
+            *owner = e->owner;
+            return e->val;
+        }
     }
     return 0;
 }

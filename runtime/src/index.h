@@ -10,11 +10,11 @@
  * Each thread indexes its own blocks and arenas (regions are per thread,
  * and so is the question): no lock, and nothing another thread can free
  * under a reader. A range [base, base + size) is entered once for every
- * granule it touches, with a value that names it (a tagged pointer, below);
- * the entries of one granule are the candidates a lookup checks, so a
- * lookup costs one probe sequence and a few range checks: a granule is
- * shared only by ranges smaller than it, or by the two ends of ranges that
- * meet in it.
+ * granule it touches, with a value that names it (a tagged pointer, below)
+ * and the part of the granule it covers; the entries of one granule are
+ * the candidates a lookup checks, so a lookup costs one probe sequence,
+ * reading nothing but the table: a granule is shared only by ranges
+ * smaller than it, or by the two ends of ranges that meet in it.
  *   - slots holds cap entries (a power of two, or 0 and NULL before the
  *     first entry), open addressing with linear probing; key 0 is an empty
  *     slot, else granule + 1;
@@ -28,9 +28,17 @@
 
 #include "base.h"
 
+/* An entry: a granule (key), the range that touches it (val), the part of
+ * the granule the range covers (offsets [lo, hi) from the granule's
+ * start), and, for a block, the region it belongs to (owner). All a
+ * lookup needs is in the entry, so it reads one slot and nothing of the
+ * block itself: one memory access, where blocks are many and their
+ * headers are each on a page of their own. */
 typedef struct gb__index_slot {
     uintptr_t key;
     uintptr_t val;
+    void *owner;
+    uint32_t lo, hi;
 } gb__index_slot;
 
 #define GB__INDEX_INLINE 64
@@ -45,8 +53,7 @@ typedef struct gb__index {
     gb__index_slot small[GB__INDEX_INLINE];
 } gb__index;
 
-/* What a value names: its low bits say which. Both kinds begin with
- * their gb__chunk, whose range a lookup checks. */
+/* What a value names: its low bits say which. */
 #define GB__INDEX_BLOCK ((uintptr_t)0) /* a gb__block * */
 #define GB__INDEX_ARENA ((uintptr_t)1) /* a gb__arena * */
 #define GB__INDEX_TAG ((uintptr_t)7)
@@ -56,15 +63,20 @@ typedef struct gb__index {
  * cannot be had (a region's block is then refused like any other). */
 bool gb__index_reserve(gb__index *ix, size_t size);
 
-/* Enters the range [base, base + size) with value val; stops the process
- * when the table cannot grow and gb__index_reserve was not asked first. */
-void gb__index_add(gb__index *ix, const void *base, size_t size, uintptr_t val);
+/* Enters the range [base, base + size) with value val and owner; stops
+ * the process when the table cannot grow and gb__index_reserve was not
+ * asked first. */
+void gb__index_add(gb__index *ix, const void *base, size_t size, uintptr_t val, void *owner);
+
+/* Sets the owner of what gb__index_add entered for the range and value. */
+void gb__index_set_owner(gb__index *ix, const void *base, size_t size, uintptr_t val, void *owner);
 
 /* Removes what gb__index_add entered for the same range and value. */
 void gb__index_remove(gb__index *ix, const void *base, size_t size, uintptr_t val);
 
-/* The value of the range that holds p, or 0 when none does. */
-uintptr_t gb__index_find(const gb__index *ix, const void *p);
+/* The value of the range that holds p, or 0 when none does; *owner its
+ * owner. */
+uintptr_t gb__index_find(const gb__index *ix, const void *p, void **owner);
 
 /* Frees the table when nothing is entered, or, at thread exit, whatever
  * is (the regions of coroutines a thread never freed stay, and no thread

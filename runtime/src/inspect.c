@@ -79,10 +79,13 @@ gb_region *gb_region_of(const void *p)
     gb__thread *t = gb__self();
     if (!p)
         return NULL;
-    uintptr_t v = gb__index_find(&t->index, p);
+    void *owner;
+    uintptr_t v = gb__index_find(&t->index, p, &owner);
     if (!v)
         return NULL;
+    /* A block's owner is in the index; an arena's holder is read from it
+     * (its binding is the fix that a poison takes out). */
     gb_region *r = (v & GB__INDEX_TAG) == GB__INDEX_ARENA ? ((gb__arena *)(v & ~GB__INDEX_TAG))->holder
-                                                          : ((gb__block *)v)->owner;
+                                                          : owner;
     return r ? gb__handle_of(r) : NULL;
 }

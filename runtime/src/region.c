@@ -172,14 +172,22 @@ void gb__block_index(gb__block *b, bool in)
 {
     gb__index *ix = &gb__self()->index;
     if (in)
-        gb__index_add(ix, b->chunk.base, b->chunk.size, (uintptr_t)b | GB__INDEX_BLOCK);
+        gb__index_add(ix, b->chunk.base, b->chunk.size, (uintptr_t)b | GB__INDEX_BLOCK, b->owner);
     else
         gb__index_remove(ix, b->chunk.base, b->chunk.size, (uintptr_t)b | GB__INDEX_BLOCK);
 }
 
+void gb__block_set_owner(gb__block *b, gb_region *owner)
+{
+    b->owner = owner;
+    gb__index_set_owner(&gb__self()->index, b->chunk.base, b->chunk.size, (uintptr_t)b | GB__INDEX_BLOCK,
+                        owner);
+}
+
 gb__block *gb__block_at(const void *p)
 {
-    uintptr_t v = gb__index_find(&gb__self()->index, p);
+    void *owner;
+    uintptr_t v = gb__index_find(&gb__self()->index, p, &owner);
     return (v & GB__INDEX_TAG) == GB__INDEX_BLOCK ? (gb__block *)v : NULL;
 }
 

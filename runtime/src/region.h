@@ -18,7 +18,7 @@ typedef struct gb__dpage gb__dpage;
  * except that a "solo" block made for one large allocation is linked behind
  * the current block, so the current block's free space is not lost. */
 typedef struct gb__block {
-    gb__chunk chunk; /* first: the address index reads it (index.h) */
+    gb__chunk chunk;
     struct gb__block *next;
     /* The region whose block it is, or NULL while a reset keeps it (its
      * contents are gone, and gb_region_of says so). Every block is in its
@@ -108,6 +108,10 @@ struct gb_region {
 /* Enters block b (its chunk as it is now) in this thread's address index,
  * or takes it out (index.h): at install and give-back, and around a move. */
 void gb__block_index(gb__block *b, bool in);
+
+/* Sets b's owner, in its header and in the index: a reset keeps it (NULL)
+ * or takes it again, or retires it with the rest of a region's contents. */
+void gb__block_set_owner(gb__block *b, gb_region *owner);
 
 /* The block of this thread that holds p (its header included), kept by a
  * reset or not; NULL when none does. */
