@@ -9,8 +9,9 @@
  *   - bytes of blocks in one region: 1 MiB, 64 MiB, 4 GiB (reserved, not
  *     written: only the blocks' headers are touched);
  *   - regions entered on top of it: 1, 100, 10,000, each with a block;
- * and for each, lookups of 1,024 pointers spread over the region's memory
- * and of 1,024 malloc'd pointers, in a loop, the median of 5 rounds.
+ * and for each, lookups of region pointers, warm (1,024 of them, again
+ * and again) and cold (65,536 spread over every block), and of 65,536
+ * malloc'd pointers, the fastest of 7 rounds.
  * Usage: lookup_bench [--quick]   (--quick: up to 64 MiB, 1,000 regions)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -26,8 +27,11 @@
 
 #define KIB ((size_t)1024)
 #define MIB (1024 * KIB)
-#define SAMPLE 1024
-#define ROUNDS 5
+/* Enough pointers that the index of 4 GiB of blocks is not all in the
+ * cache while they are looked up, as a free hook's pointers would not be. */
+#define SAMPLE 65536
+#define WARM 1024
+#define ROUNDS 7
 
 typedef struct config {
     const char *blocks; /* "chain" or "64k" */
@@ -37,20 +41,27 @@ typedef struct config {
 
 static volatile uintptr_t sink;
 
-/* Nanoseconds per gb_region_of over the pointers, the median of ROUNDS. */
-static double time_lookups(void *const *ptrs, long loops)
+/* Nanoseconds per gb_region_of over the pointers: the fastest of ROUNDS
+ * rounds. A round is short, and on a shared machine a slow one measures
+ * the other processes, not the lookup; the fastest is the lookup's own
+ * cost (the benchmarks that compare two allocators use medians). */
+static double time_lookups(void *const *ptrs, int count, long loops)
 {
     double v[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         double t0 = bench_now();
         uintptr_t acc = 0;
         for (long l = 0; l < loops; l++)
-            for (int i = 0; i < SAMPLE; i++)
+            for (int i = 0; i < count; i++)
                 acc += (uintptr_t)gb_region_of(ptrs[i]);
         sink = acc;
-        v[r] = (bench_now() - t0) * 1e9 / ((double)loops * SAMPLE);
+        v[r] = (bench_now() - t0) * 1e9 / ((double)loops * count);
     }
-    return bench_median(v, ROUNDS);
+    double best = v[0];
+    for (int r = 1; r < ROUNDS; r++)
+        if (v[r] < best)
+            best = v[r];
+    return best;
 }
 
 static void run(const config *c, long loops)
@@ -75,7 +86,7 @@ static void run(const config *c, long loops)
         nested[i] = gb_enter();
         *(char *)gb_alloc(64) = 2;
     }
-    void *region_ptrs[SAMPLE], *malloc_ptrs[SAMPLE];
+    static void *region_ptrs[SAMPLE], *malloc_ptrs[SAMPLE];
     uint64_t seed = 42;
     for (int i = 0; i < SAMPLE; i++) {
         size_t k = (size_t)(bench_rand(&seed) % n);
@@ -88,8 +99,12 @@ static void run(const config *c, long loops)
     }
     gb_stats s;
     gb_stats_get(&s);
-    bench_result("region_ns", time_lookups(region_ptrs, loops));
-    bench_result("malloc_ns", time_lookups(malloc_ptrs, loops));
+    /* Warm: the same 1,024 pointers again and again, as a free hook sees
+     * what was just allocated; cold: 65,536 spread over every block, as
+     * one sees a heap's worth of old objects. */
+    bench_result("warm_ns", time_lookups(region_ptrs, WARM, loops * (SAMPLE / WARM)));
+    bench_result("region_ns", time_lookups(region_ptrs, SAMPLE, loops));
+    bench_result("malloc_ns", time_lookups(malloc_ptrs, SAMPLE, loops));
     bench_result("blocks", (double)s.blocks_live);
     for (size_t i = c->regions; i-- > 1;)
         gb_leave(nested[i]);
@@ -101,7 +116,8 @@ static void run(const config *c, long loops)
 }
 
 /* Runs one configuration in a child and reads its results from the pipe. */
-static void measure(const config *c, long loops, double *region_ns, double *malloc_ns, double *blocks)
+static void measure(const config *c, long loops, double *warm_ns, double *region_ns, double *malloc_ns,
+                    double *blocks)
 {
     int fd[2];
     if (pipe(fd) != 0) {
@@ -121,9 +137,11 @@ static void measure(const config *c, long loops, double *region_ns, double *mall
     FILE *f = fdopen(fd[0], "r");
     char key[64];
     double v;
-    *region_ns = *malloc_ns = *blocks = -1;
+    *warm_ns = *region_ns = *malloc_ns = *blocks = -1;
     while (fscanf(f, "result %63s %lf\n", key, &v) == 2) {
-        if (strcmp(key, "region_ns") == 0)
+        if (strcmp(key, "warm_ns") == 0)
+            *warm_ns = v;
+        else if (strcmp(key, "region_ns") == 0)
             *region_ns = v;
         else if (strcmp(key, "malloc_ns") == 0)
             *malloc_ns = v;
@@ -147,27 +165,33 @@ int main(int argc, char **argv)
     size_t sizes[] = {MIB, 64 * MIB, 4096 * MIB};
     size_t regions[] = {1, 100, 10000};
     int nsizes = quick ? 2 : 3;
-    long loops = quick ? 50 : 500;
-    double lo = 1e30, hi = 0;
-    printf("gb_region_of, ns per lookup (median of %d rounds of %d pointers x %ld)\n", ROUNDS, SAMPLE, loops);
-    printf("%-6s %9s %8s %8s %12s %12s\n", "blocks", "bytes", "regions", "blocks", "region ptr", "malloc ptr");
+    long loops = quick ? 1 : 8;
+    double lo = 1e30, hi = 0, cold_hi = 0;
+    printf("gb_region_of, ns per lookup (fastest of %d rounds of %d pointers x %ld)\n", ROUNDS, SAMPLE, loops);
+    printf("%-6s %9s %8s %8s %12s %12s %12s\n", "blocks", "bytes", "regions", "blocks", "region warm",
+           "region cold", "malloc ptr");
     for (int k = 0; k < 2; k++)
         for (int s = 0; s < nsizes; s++)
             for (int r = 0; r < 3; r++) {
                 config c = {kinds[k], sizes[s], quick && regions[r] > 1000 ? 1000 : regions[r]};
-                double rn, mn, nb;
-                measure(&c, loops, &rn, &mn, &nb);
-                printf("%-6s %6zu MiB %8zu %8.0f %12.1f %12.1f\n", c.blocks, c.bytes / MIB, c.regions, nb, rn,
-                       mn);
-                double most = rn > mn ? rn : mn, least = rn < mn ? rn : mn;
+                double wn, rn, mn, nb;
+                measure(&c, loops, &wn, &rn, &mn, &nb);
+                printf("%-6s %6zu MiB %8zu %8.0f %12.1f %12.1f %12.1f\n", c.blocks, c.bytes / MIB, c.regions, nb,
+                       wn, rn, mn);
+                if (rn > cold_hi)
+                    cold_hi = rn;
+                double most = wn > mn ? wn : mn, least = wn < mn ? wn : mn;
                 if (most > hi)
                     hi = most;
                 if (least < lo)
                     lo = least;
             }
-    printf("slowest / fastest configuration: %.2f\n", hi / lo);
+    printf("warm and malloc'd pointers: slowest / fastest configuration %.2f; cold region pointers: "
+           "at most %.1f ns\n",
+           hi / lo, cold_hi);
     bench_line("lookup_ns_worst", hi, "ns");
     bench_line("lookup_ns_best", lo, "ns");
     bench_line("lookup_spread", hi / lo, "x");
+    bench_line("lookup_cold_ns_worst", cold_hi, "ns");
     return 0;
 }
