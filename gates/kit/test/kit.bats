@@ -8,7 +8,9 @@
 # process holds it all (retained-below) or holds part of it (retained-below
 # or rss, by the excess beyond it), pages given back lazily (lazy-free,
 # Linux; not read when judged as a platform without it), a crash, a program
-# with no checkpoint, the guard's kills for size and for time; then the
+# with no checkpoint, a checkpoint line not read while stopped there and a
+# stop with no line (protocol), a wrapper that does not exec, no process
+# left behind, the guard's kills for size and for time; then the
 # matrix, right and wrong, with cells that differ by platform (the first
 # colour that applies), reasons matched whole, the guard of a gate written
 # in bats (the guard/ matrix), the failsafe, the charts, and the C reader.
