@@ -239,7 +239,13 @@ gk_protocol() {
 # the guard.
 gk_group_stopped() {
     ps -A -o pid= -o pgid= -o stat= -o comm= 2>/dev/null |
-        awk -v g="$GK_PGID" -v p="$GK_PID" '$2 == g && $1 != p && $3 ~ /^T/ { print $1, $4; exit }'
+        awk -v g="$GK_PGID" -v p="$GK_PID" '$2 == g && $1 != p && $3 ~ /^T/ { n = $4; sub(/.*\//, "", n); print $1, n; exit }'
+}
+
+# gk_comm PID: the name of PID's program, without its folder (macOS's ps
+# prints the path).
+gk_comm() {
+    ps -o comm= -p "$1" 2>/dev/null | awk '{ n = $0; sub(/.*\//, "", n); print n }'
 }
 
 # gk_next: waits for the next checkpoint. Returns 0 when the program
@@ -303,7 +309,7 @@ gk_next() {
         if ((GK_POLLS % 10 == 0)); then
             other="$(gk_group_stopped)"
             if [[ -n "$other" ]]; then
-                gk_protocol "the checkpoint stopped pid ${other%% *} (${other#* }), not the program the kit started, pid $GK_PID ($(ps -o comm= -p "$GK_PID" 2>/dev/null)): a wrapper started it without exec; start the program itself, or end the wrapper with exec (sh -c 'exec prog')"
+                gk_protocol "the checkpoint stopped pid ${other%% *} (${other#* }), not the program the kit started, pid $GK_PID ($(gk_comm "$GK_PID")): a wrapper started it without exec; start the program itself, or end the wrapper with exec (sh -c 'exec prog')"
                 return 2
             fi
         fi
