@@ -115,8 +115,8 @@ gate_start() {
 
 # gate_next: waits for the next checkpoint. Returns 0 when the program
 # stopped there (GATE_CHECKPOINT holds its line), 1 when it exited
-# (GATE_STATUS holds its status), 2 when the guard killed it (GATE_REASON
-# is guard-rss or guard-time, GATE_DETAIL says at what).
+# (GATE_STATUS holds its status), 2 when the kit killed it (GATE_REASON
+# is guard-rss, guard-time or protocol, GATE_DETAIL says at what).
 gate_next() {
     local rc=0
     gk_next || rc=$?

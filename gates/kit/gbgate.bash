@@ -19,7 +19,8 @@
 #
 # Globals of a run (gk_start .. gk_next): GK_PID, GK_OUT and GK_ERR (the
 # files its stdout and stderr go to), GK_STOPS (checkpoints reached),
-# GK_LINE (the last checkpoint line), GK_STATUS (exit status once it
+# GK_LINE (the last checkpoint line), GK_READ (the names of the
+# checkpoints read, ",a,b,"), GK_PGID (its process group), GK_STATUS (exit status once it
 # exited), GK_REASON and GK_DETAIL (why the guard killed it), GK_PEAK_KIB
 # (the highest resident size read), GK_SERIES (a file to append the
 # resident size over time to, or empty), GK_GUARD_RSS_KIB and GK_GUARD_S.
@@ -139,10 +140,18 @@ gk_start() {
     shift 2
     : >"$GK_OUT"
     : >"$GK_ERR"
-    # env execs the command, so $! is the program's own pid.
+    # env execs the command, so $! is the program's own pid. Job control
+    # (set -m) starts it as the leader of a process group of its own, so
+    # that everything it starts can be found (gk_group_stopped) and killed
+    # with it (gk_kill): nothing the kit started outlives the run.
+    set -m
     env GBGATE=stop "$@" >"$GK_OUT" 2>"$GK_ERR" 3>&- &
     GK_PID=$!
+    set +m
+    GK_PGID=$GK_PID
     GK_STOPS=0
+    GK_READ=
+    GK_POLLS=0
     GK_LINE=
     GK_STATUS=
     GK_REASON=
@@ -185,21 +194,76 @@ gk_hwm_kib() {
     fi
 }
 
-# gk_kill: kills the program (continuing it would let it run on) and reaps it.
+# gk_kill: kills the program and every process of its group (continuing
+# it would let it run on; a wrapper's child stopped at a checkpoint would
+# stay stopped forever), and reaps it.
 gk_kill() {
-    if [[ -n "${GK_PID:-}" ]] && kill -0 "$GK_PID" 2>/dev/null; then
+    gk_kill_group
+    if [[ -n "${GK_PID:-}" ]]; then
         kill -KILL "$GK_PID" 2>/dev/null || true
+        # Reaped even when the group's kill got there first, or bash would
+        # report the job killed on its stderr.
         wait "$GK_PID" 2>/dev/null || true
     fi
     GK_PID=
 }
 
+# gk_kill_group: kills what is left of the program's process group. Called
+# while the leader is still unreaped (alive or a zombie), so the group's id
+# cannot have been given to another process.
+gk_kill_group() {
+    if [[ -n "${GK_PGID:-}" ]]; then
+        kill -KILL -- "-$GK_PGID" 2>/dev/null || true
+    fi
+    GK_PGID=
+}
+
+# gk_checkpoint_lines: how many checkpoint lines the program has printed.
+gk_checkpoint_lines() {
+    awk '/^checkpoint / { n++ } END { print n + 0 }' "$GK_OUT"
+}
+
+# gk_protocol DETAIL: the program broke the protocol: red for protocol,
+# killed, never a pass.
+gk_protocol() {
+    GK_REASON=protocol
+    GK_DETAIL="$1"
+    gk_kill
+    return 2
+}
+
+# gk_group_stopped: prints "<pid> <command>" of a process of the program's
+# group, other than the program, that is stopped, or nothing. A program
+# started through a wrapper that does not exec (sh -c 'prog; true') stops
+# in a child the kit does not read: the kit says so instead of waiting for
+# the guard.
+gk_group_stopped() {
+    ps -A -o pid= -o pgid= -o stat= -o comm= 2>/dev/null |
+        awk -v g="$GK_PGID" -v p="$GK_PID" '$2 == g && $1 != p && $3 ~ /^T/ { n = $4; sub(/.*\//, "", n); print $1, n; exit }'
+}
+
+# gk_comm PID: the name of PID's program, without its folder (macOS's ps
+# prints the path).
+gk_comm() {
+    ps -o comm= -p "$1" 2>/dev/null | awk '{ n = $0; sub(/.*\//, "", n); print n }'
+}
+
 # gk_next: waits for the next checkpoint. Returns 0 when the program
-# stopped there (GK_LINE holds its line, GK_STOPS counts it), 1 when it
-# exited (GK_STATUS holds the status), 2 when the guard killed it
-# (GK_REASON is guard-rss or guard-time, GK_DETAIL says at what).
+# stopped there (GK_LINE holds its line, GK_STOPS counts it, GK_READ lists
+# the names read, ",a,b,"), 1 when it exited (GK_STATUS holds the status),
+# 2 when the kit killed it: the guard (GK_REASON guard-rss or guard-time)
+# or a broken protocol (protocol), GK_DETAIL says at what.
+#
+# The pairing is checked, not assumed: at the n-th stop the program must
+# have printed exactly n checkpoint lines, and when it ends every line it
+# printed must have been read while it was stopped there. A runtime that
+# stops itself with a process-directed SIGSTOP can print its next line
+# before the stop lands, and two stops can merge into one; a program whose
+# stdout is not flushed stops with no line. Either would put one
+# checkpoint's reading under another's name, or read none at all: both are
+# red for protocol.
 gk_next() {
-    local out stat rss
+    local out stat rss lines other
     while :; do
         # One ps for both: each poll forks as little as it can.
         out="$(ps -o stat= -o rss= -p "$GK_PID" 2>/dev/null || true)"
@@ -208,20 +272,47 @@ gk_next() {
         case "$stat" in
             T*)
                 GK_STOPS=$((GK_STOPS + 1))
-                # The program flushed the line before it stopped: the
-                # n-th stop is the n-th checkpoint line.
+                lines="$(gk_checkpoint_lines)"
+                if ((lines < GK_STOPS)); then
+                    gk_protocol "stop $GK_STOPS came with no new checkpoint line (it stopped without printing one, or its stdout was not flushed)"
+                    return 2
+                fi
+                if ((lines > GK_STOPS)); then
+                    gk_protocol "at stop $GK_STOPS it had printed $lines checkpoint lines: $(gk_unread_names "$GK_STOPS") printed and not read while stopped there (a stop lost or late: a SIGSTOP sent to the process, not the thread?)"
+                    return 2
+                fi
                 GK_LINE="$(awk -v n="$GK_STOPS" '/^checkpoint / && ++k == n { print; exit }' "$GK_OUT")"
+                GK_READ="${GK_READ:-,}$(gk_checkpoint_name "$GK_LINE"),"
                 ((${rss:-0} > GK_PEAK_KIB)) && GK_PEAK_KIB=$rss
                 gk_series_add "${rss:-0}" "$(gk_checkpoint_name "$GK_LINE")"
                 return 0
                 ;;
             "" | Z*)
+                # What is left of its group goes with it.
+                gk_kill_group
                 GK_STATUS=0
                 wait "$GK_PID" 2>/dev/null || GK_STATUS=$?
                 GK_PID=
+                lines="$(gk_checkpoint_lines)"
+                if ((lines > GK_STOPS)); then
+                    GK_REASON=protocol
+                    GK_DETAIL="it ended with $(gk_unread_names "$GK_STOPS") printed and never read while stopped there ($lines checkpoint lines, $GK_STOPS stops read)"
+                    return 2
+                fi
                 return 1
                 ;;
         esac
+        # A process of its group other than itself stopped: the checkpoint
+        # is in a child the kit does not read. Looked for every tenth poll
+        # (half a second), as it costs a ps of every process.
+        GK_POLLS=$((GK_POLLS + 1))
+        if ((GK_POLLS % 10 == 0)); then
+            other="$(gk_group_stopped)"
+            if [[ -n "$other" ]]; then
+                gk_protocol "the checkpoint stopped pid ${other%% *} (${other#* }), not the program the kit started, pid $GK_PID ($(gk_comm "$GK_PID")): a wrapper started it without exec; start the program itself, or end the wrapper with exec (sh -c 'exec prog')"
+                return 2
+            fi
+        fi
         rss="${rss:-0}"
         ((rss > GK_PEAK_KIB)) && GK_PEAK_KIB=$rss
         # 0 is no reading: the program was ending.
@@ -241,6 +332,12 @@ gk_next() {
         fi
         sleep 0.05
     done
+}
+
+# gk_unread_names N: the names of the checkpoint lines after the N-th, the
+# ones printed and not read, for a protocol error.
+gk_unread_names() {
+    awk -v n="$1" '/^checkpoint / && ++k > n { s = s (s == "" ? "" : ", ") $2 } END { print "checkpoint " s }' "$GK_OUT"
 }
 
 gk_continue() {

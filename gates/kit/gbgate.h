@@ -12,6 +12,14 @@
  * stopped process's memory and continues it with SIGCONT. Stopping is what
  * makes the reading exact: nothing moves between the line and the reading.
  *
+ * The runners check that pairing: at the n-th stop the program must have
+ * printed exactly n checkpoint lines, and every line it printed must have
+ * been read while it was stopped there. raise() sends the stop to the
+ * calling thread, so that thread prints nothing more before the whole
+ * process stops; a runtime that stops itself its own way must do the same
+ * (a kill(getpid(), SIGSTOP) may land on another thread while the caller
+ * prints its next line: red for "protocol").
+ *
  * The checkpoint only stops when a runner asked for it, so checkpoints can
  * stay in a runtime's own tests. The runner sets the environment variable
  * GBGATE (read at every checkpoint):

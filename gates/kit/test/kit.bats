@@ -8,7 +8,9 @@
 # process holds it all (retained-below) or holds part of it (retained-below
 # or rss, by the excess beyond it), pages given back lazily (lazy-free,
 # Linux; not read when judged as a platform without it), a crash, a program
-# with no checkpoint, the guard's kills for size and for time; then the
+# with no checkpoint, a checkpoint line not read while stopped there and a
+# stop with no line (protocol), a wrapper that does not exec, no process
+# left behind, the guard's kills for size and for time; then the
 # matrix, right and wrong, with cells that differ by platform (the first
 # colour that applies), reasons matched whole, the guard of a gate written
 # in bats (the guard/ matrix), the failsafe, the charts, and the C reader.
@@ -143,6 +145,74 @@ verdict() {
     run "${GBGATE}" run --cap 32MiB --at round-2 -- "${PROG}" bump 64 2
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (rss): at round-2: "* ]]
+}
+
+@test "a line printed and not read while stopped there is red for protocol, never a pass" {
+    # lost prints round-1 and round-2, then stops once (round-1's stop came
+    # late and merged with round-2's), then stops at round-3: pairing the
+    # n-th stop with the n-th line would read round-3 as round-2 and pass
+    # --at round-1,round-2,round-3 having read round-1 alone.
+    run "${GBGATE}" run --cap 32MiB --at round-1,round-2,round-3 -- "${PROG}" lost 8
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = "gate: fail (protocol): at stop 1 it had printed 2 checkpoint lines: checkpoint round-2 printed and not read while stopped there (a stop lost or late: a SIGSTOP sent to the process, not the thread?)" ]
+    [[ "$output" != *"checkpoint round-"*" rss_kib="* ]] || false
+    # unread prints round-2 after its last stop and exits 0: checked at
+    # the end of the run.
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" unread 8
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = "gate: fail (protocol): it ended with checkpoint round-2 printed and never read while stopped there (2 checkpoint lines, 1 stops read)" ]
+    # --at means read there: a line alone does not reach a checkpoint.
+    run "${GBGATE}" run --at round-1,round-2 -- "${PROG}" unread 8
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (protocol): "* ]] || false
+}
+
+@test "a stop with no new checkpoint line is red for protocol, not a checkpoint with no name" {
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" mute 8
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = "gate: fail (protocol): stop 2 came with no new checkpoint line (it stopped without printing one, or its stdout was not flushed)" ]
+    # round-1 was read; nothing was read under an empty name.
+    [ "$(grep -c '^checkpoint ' <<<"$output")" -eq 1 ]
+    [[ "${lines[0]}" == "checkpoint round-1 rss_kib="* ]] || false
+}
+
+@test "a program behind a wrapper that does not exec is refused, and nothing of the run is left" {
+    # sh -c 'prog; true' cannot exec prog: the checkpoint stops prog, a
+    # child of the shell the kit started. The kit must say so at once (not
+    # wait for its guard) and leave no process behind, the stopped one least
+    # of all. The guard's limit is far above the verdict's few polls.
+    local tag="kit-wrapper-$$-${BATS_TEST_NUMBER}"
+    run "${GBGATE}" run --cap 32MiB --guard-s 20 -- sh -c "\"${PROG}\" frees 8 2 ${tag}; true"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (protocol): the checkpoint stopped pid "*" (prog), not the program the kit started, pid "*" (sh): a wrapper started it without exec; start the program itself, or end the wrapper with exec (sh -c 'exec prog')" ]] || false
+    run ps -A -o pid= -o stat= -o args=
+    [[ "$output" != *"${tag}"* ]] || false
+    # With exec, the same program passes.
+    run "${GBGATE}" run --cap 32MiB -- sh -c "exec \"${PROG}\" frees 8 2 ${tag}"
+    [ "$status" -eq 0 ]
+    [ "$(verdict)" = "gate: pass" ]
+}
+
+@test "the kit kills what the program started when it ends, whichever way it ends" {
+    # A program that leaves a child behind (a hang started by the wrapper
+    # before it execs the program) loses it with the run, on a pass and on
+    # a red verdict alike.
+    local tag="kit-tree-$$-${BATS_TEST_NUMBER}"
+    run "${GBGATE}" run --cap 32MiB -- sh -c "\"${PROG}\" hang 1 1 ${tag} & exec \"${PROG}\" frees 8 1 ${tag}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    run ps -A -o pid= -o stat= -o args=
+    [[ "$output" != *"${tag}"* ]] || false
+    run "${GBGATE}" run --cap 32MiB -- sh -c "\"${PROG}\" hang 1 1 ${tag} & exec \"${PROG}\" keeps 64 1 ${tag}"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (rss): "* ]] || false
+    run ps -A -o pid= -o stat= -o args=
+    [[ "$output" != *"${tag}"* ]] || false
 }
 
 @test "the guard kills a runaway for its size: red for guard-rss" {

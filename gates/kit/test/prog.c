@@ -25,6 +25,19 @@
  *             a guard that misses the size ends it for its time instead of
  *             letting it fill the machine
  *   hang      sleeps without a checkpoint (the guard's time kill)
+ * Protocol breaks, each checkpoint taking and giving back MIB first (the
+ * lines are printed by hand, the way a runtime whose stop is not the
+ * header's would print them):
+ *   lost      prints round-1 and round-2, then stops once, then a
+ *             round-3 checkpoint: the stop of round-1 landed late, after
+ *             the next line (a process-directed SIGSTOP, the calling
+ *             thread running on), and merged with round-2's
+ *   unread    a round-1 checkpoint, then prints round-2 and exits without
+ *             stopping there
+ *   mute      a round-1 checkpoint, then stops with no line (stdout not
+ *             flushed), then a round-2 checkpoint
+ * Any further argument is ignored: a test names its run with one, to find
+ * the run's processes with ps.
  */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE
@@ -115,9 +128,29 @@ int main(int argc, char **argv)
         for (;;)
             sleep(1);
     }
+    if (strcmp(mode, "lost") == 0 || strcmp(mode, "unread") == 0 || strcmp(mode, "mute") == 0) {
+        int stop = getenv(GBGATE_ENV) && strcmp(getenv(GBGATE_ENV), GBGATE_STOP) == 0;
+        munmap(take(mib), mib * MIB);
+        if (mode[0] == 'l') {
+            printf("checkpoint round-1 round=1\ncheckpoint round-2 round=2\n");
+            fflush(stdout);
+            if (stop)
+                raise(SIGSTOP);
+            round_checkpoint(3);
+        } else if (mode[0] == 'u') {
+            round_checkpoint(1);
+            printf("checkpoint round-2 round=2\n");
+        } else {
+            round_checkpoint(1);
+            if (stop)
+                raise(SIGSTOP);
+            round_checkpoint(2);
+        }
+        return 0;
+    }
     if (strcmp(mode, "hang") == 0)
         for (;;)
             sleep(1);
-    fprintf(stderr, "usage: prog frees|keeps|bump|retained|lazy|crash|fails|none|balloon|hang [MIB [ROUNDS]]\n");
+    fprintf(stderr, "usage: prog frees|keeps|bump|retained|lazy|crash|fails|none|balloon|hang|lost|unread|mute [MIB [ROUNDS]]\n");
     return 2;
 }
