@@ -369,6 +369,7 @@ GB_TEST(a_cached_huge_block_made_a_slab_is_uncounted_when_the_slab_goes)
  * the advice (VmFlags "hg" in /proc/self/smaps) is the judge of the
  * advice. */
 
+#if defined(__linux__)
 /* Whether the kernel holds the mapping that contains p advised for huge
  * pages: 1 or 0, or -1 where there is no smaps to read it from. */
 static int kernel_says_advised(const void *p)
@@ -390,7 +391,6 @@ static int kernel_says_advised(const void *p)
     return found;
 }
 
-#if defined(__linux__)
 static size_t remap_offset; /* how far past a huge page boundary the fake remap moves a block */
 static int remaps;
 

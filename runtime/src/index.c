@@ -1,4 +1,4 @@
-/* index.c -- the address index: a 64 KiB granule's ranges, by hash
+/* index.c -- the address index: a granule's ranges, by hash
  * (index.h says what it holds and why).
  */
 #include "index.h"
@@ -7,26 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 64 KiB: a chained block or a mapped block of 64 KiB or more is entered
- * in few granules (a 64 MiB block in 1,025 at most), and small ones (slab
- * chunks, the first blocks of a chain) share a granule with few others. */
-#define GRANULE_SHIFT 16
+/* 64 KiB granules for ranges under 1 MiB: small ones (slab chunks, the
+ * first blocks of a chain) share a granule with few others; 1 MiB
+ * granules for the rest, so that a 64 MiB block takes 65 entries. */
+#define FINE_SHIFT 16
+#define COARSE_SHIFT 20
+#define COARSE_MIN ((size_t)1 << COARSE_SHIFT)
 
-static uintptr_t granule(const void *p)
+static gb__index_table *table_for(gb__index *ix, size_t size)
 {
-    return (uintptr_t)p >> GRANULE_SHIFT;
+    gb__index_table *t = size >= COARSE_MIN ? &ix->coarse : &ix->fine;
+    if (!t->shift)
+        t->shift = size >= COARSE_MIN ? COARSE_SHIFT : FINE_SHIFT;
+    return t;
 }
 
-static size_t home(const gb__index *ix, uintptr_t key)
+static size_t home(const gb__index_table *ix, uintptr_t key)
 {
     /* Fibonacci hashing: neighbouring granules, the common case, spread
      * over the table. */
     return (size_t)((key * (uintptr_t)0x9E3779B97F4A7C15ull) >> 32) & (ix->cap - 1);
 }
 
-#define GRANULE ((uintptr_t)1 << GRANULE_SHIFT)
-
-static void put(gb__index *ix, const gb__index_slot *e)
+static void put(gb__index_table *ix, const gb__index_slot *e)
 {
     size_t i = home(ix, e->key);
     while (ix->slots[i].key)
@@ -35,7 +38,7 @@ static void put(gb__index *ix, const gb__index_slot *e)
     ix->count++;
 }
 
-static bool resize(gb__index *ix, size_t cap)
+static bool resize(gb__index_table *ix, size_t cap)
 {
     gb__index_slot *old = ix->slots;
     size_t old_cap = ix->cap;
@@ -62,15 +65,16 @@ static bool resize(gb__index *ix, size_t cap)
     return true;
 }
 
-/* The most granules a range of size bytes touches. */
-static size_t span(size_t size)
+/* The most granules of t a range of size bytes touches. */
+static size_t span(const gb__index_table *t, size_t size)
 {
-    return (size >> GRANULE_SHIFT) + 2;
+    return (size >> t->shift) + 2;
 }
 
-bool gb__index_reserve(gb__index *ix, size_t size)
+bool gb__index_reserve(gb__index *index, size_t size)
 {
-    size_t need = ix->count + span(size);
+    gb__index_table *ix = table_for(index, size);
+    size_t need = ix->count + span(ix, size);
     if (need * 2 <= ix->cap)
         return true;
     size_t cap = ix->cap ? ix->cap : GB__INDEX_INLINE;
@@ -79,18 +83,20 @@ bool gb__index_reserve(gb__index *ix, size_t size)
     return resize(ix, cap);
 }
 
-void gb__index_add(gb__index *ix, const void *base, size_t size, uintptr_t val, void *owner)
+void gb__index_add(gb__index *index, const void *base, size_t size, uintptr_t val, void *owner)
 {
-    uintptr_t first = granule(base), last = granule((const char *)base + size - 1);
-    if (!gb__index_reserve(ix, size))
-        gb__die("out of memory: no room in the address index for %zu more entries", span(size));
+    gb__index_table *ix = table_for(index, size);
+    uintptr_t first = (uintptr_t)base >> ix->shift, last = ((uintptr_t)base + size - 1) >> ix->shift;
+    uintptr_t granule = (uintptr_t)1 << ix->shift;
+    if (!gb__index_reserve(index, size))
+        gb__die("out of memory: no room in the address index for %zu more entries", span(ix, size));
     uintptr_t lo = (uintptr_t)base, hi = lo + size;
     for (uintptr_t g = first; g <= last; g++) {
-        uintptr_t start = g << GRANULE_SHIFT;
-        gb__index_slot e = {g + 1, val, owner, 0, (uint32_t)GRANULE};
+        uintptr_t start = g << ix->shift;
+        gb__index_slot e = {g + 1, val, owner, 0, (uint32_t)granule};
         if (lo > start)
             e.lo = (uint32_t)(lo - start);
-        if (hi < start + GRANULE)
+        if (hi < start + granule)
             e.hi = (uint32_t)(hi - start);
         put(ix, &e);
     }
@@ -98,7 +104,7 @@ void gb__index_add(gb__index *ix, const void *base, size_t size, uintptr_t val, 
 
 /* The slot of granule g entered for val, or the process stops: every
  * caller names a range it entered. */
-static size_t slot_of(const gb__index *ix, uintptr_t g, uintptr_t val, const void *base, size_t size)
+static size_t slot_of(const gb__index_table *ix, uintptr_t g, uintptr_t val, const void *base, size_t size)
 {
     size_t i = home(ix, g + 1);
     while (ix->slots[i].key && !(ix->slots[i].key == g + 1 && ix->slots[i].val == val))
@@ -108,16 +114,17 @@ static size_t slot_of(const gb__index *ix, uintptr_t g, uintptr_t val, const voi
     return i;
 }
 
-void gb__index_set_owner(gb__index *ix, const void *base, size_t size, uintptr_t val, void *owner)
+void gb__index_set_owner(gb__index *index, const void *base, size_t size, uintptr_t val, void *owner)
 {
-    uintptr_t first = granule(base), last = granule((const char *)base + size - 1);
+    gb__index_table *ix = table_for(index, size);
+    uintptr_t first = (uintptr_t)base >> ix->shift, last = ((uintptr_t)base + size - 1) >> ix->shift;
     for (uintptr_t g = first; g <= last; g++)
         ix->slots[slot_of(ix, g, val, base, size)].owner = owner;
 }
 
 /* Removes slot i, moving later entries of its probe run back so that
  * every entry stays reachable from its home without tombstones. */
-static void take_out(gb__index *ix, size_t i)
+static void take_out(gb__index_table *ix, size_t i)
 {
     size_t mask = ix->cap - 1;
     for (size_t j = (i + 1) & mask; ix->slots[j].key; j = (j + 1) & mask) {
@@ -133,9 +140,10 @@ static void take_out(gb__index *ix, size_t i)
     ix->count--;
 }
 
-void gb__index_remove(gb__index *ix, const void *base, size_t size, uintptr_t val)
+void gb__index_remove(gb__index *index, const void *base, size_t size, uintptr_t val)
 {
-    uintptr_t first = granule(base), last = granule((const char *)base + size - 1);
+    gb__index_table *ix = table_for(index, size);
+    uintptr_t first = (uintptr_t)base >> ix->shift, last = ((uintptr_t)base + size - 1) >> ix->shift;
     for (uintptr_t g = first; g <= last; g++)
         take_out(ix, slot_of(ix, g, val, base, size));
     /* Empty again: back to the table in the thread's state. */
@@ -148,13 +156,12 @@ void gb__index_remove(gb__index *ix, const void *base, size_t size, uintptr_t va
     }
 }
 
-uintptr_t gb__index_find(const gb__index *ix, const void *p, void **owner)
+static uintptr_t find_in(const gb__index_table *ix, const void *p, void **owner)
 {
-    *owner = NULL;
     if (!ix->cap)
         return 0;
-    uintptr_t key = granule(p) + 1;
-    uint32_t off = (uint32_t)((uintptr_t)p & (GRANULE - 1));
+    uintptr_t key = ((uintptr_t)p >> ix->shift) + 1;
+    uint32_t off = (uint32_t)((uintptr_t)p & (((uintptr_t)1 << ix->shift) - 1));
     for (size_t i = home(ix, key); ix->slots[i].key; i = (i + 1) & (ix->cap - 1)) {
         const gb__index_slot *e = &ix->slots[i];
         if (e->key == key && off >= e->lo && off < e->hi) {
@@ -165,7 +172,14 @@ uintptr_t gb__index_find(const gb__index *ix, const void *p, void **owner)
     return 0;
 }
 
-void gb__index_trim(gb__index *ix, bool even_if_used)
+uintptr_t gb__index_find(const gb__index *ix, const void *p, void **owner)
+{
+    *owner = NULL;
+    uintptr_t v = find_in(&ix->coarse, p, owner);
+    return v ? v : find_in(&ix->fine, p, owner);
+}
+
+static void trim(gb__index_table *ix, bool even_if_used)
 {
     if ((ix->count && !even_if_used) || !ix->slots || ix->slots == ix->small)
         return;
@@ -175,4 +189,10 @@ void gb__index_trim(gb__index *ix, bool even_if_used)
     ix->cap = GB__INDEX_INLINE;
     ix->count = 0;
     memset(ix->small, 0, sizeof ix->small);
+}
+
+void gb__index_trim(gb__index *ix, bool even_if_used)
+{
+    trim(&ix->fine, even_if_used);
+    trim(&ix->coarse, even_if_used);
 }

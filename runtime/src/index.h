@@ -43,14 +43,23 @@ typedef struct gb__index_slot {
 
 #define GB__INDEX_INLINE 64
 
-typedef struct gb__index {
+/* One table of entries, for one granule size (1 << shift bytes). */
+typedef struct gb__index_table {
     gb__index_slot *slots;
     size_t cap;
     size_t count;
+    unsigned shift;
     /* The first table, in the thread's state: a thread with a few blocks
      * (most threads, most of the time) never allocates one, and entering
      * and leaving a region costs no malloc. */
     gb__index_slot small[GB__INDEX_INLINE];
+} gb__index_table;
+
+/* Two tables: ranges of 1 MiB or more in granules of 1 MiB, the rest in
+ * granules of 64 KiB, so that a 64 MiB block takes 65 entries, not 1,025
+ * (a lookup asks both). */
+typedef struct gb__index {
+    gb__index_table fine, coarse;
 } gb__index;
 
 /* What a value names: its low bits say which. */
@@ -78,7 +87,7 @@ void gb__index_remove(gb__index *ix, const void *base, size_t size, uintptr_t va
  * owner. */
 uintptr_t gb__index_find(const gb__index *ix, const void *p, void **owner);
 
-/* Frees the table when nothing is entered, or, at thread exit, whatever
+/* Frees the tables when nothing is entered, or, at thread exit, whatever
  * is (the regions of coroutines a thread never freed stay, and no thread
  * can ask about them any more). */
 void gb__index_trim(gb__index *ix, bool even_if_used);
