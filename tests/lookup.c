@@ -233,6 +233,7 @@ GB_TEST(the_index_answers_for_exactly_its_ranges)
     static struct { uintptr_t base; size_t size; bool in; } ranges[N];
     static gb__index ix;
     uint64_t seed = 99;
+    gb_init(NULL); /* the OS table, which large tables are mapped with */
     uintptr_t at = (uintptr_t)1 << 40;
     for (int i = 0; i < N; i++) {
         /* Gaps of 16 bytes to 200 KiB between ranges of 16 bytes to

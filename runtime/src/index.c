@@ -2,6 +2,7 @@
  * (index.h says what it holds and why).
  */
 #include "index.h"
+#include "os/os.h"
 #include "stats.h"
 
 #include <stdlib.h>
@@ -38,6 +39,34 @@ static void put(gb__index_table *ix, const gb__index_slot *e)
     ix->count++;
 }
 
+/* Tables of this many bytes or more are mappings of their own, given
+ * back with munmap: from malloc, a large table freed would raise glibc's
+ * mmap threshold in a library build (the article's fault) and stay in its
+ * heap, and under ASan it would wait in the quarantine, resident. Smaller
+ * ones come from malloc, as the runtime's other bookkeeping does. Either
+ * way they count in bytes_meta; a mapped table is at most two mappings a
+ * thread, outside the mapping budget. */
+#define MAPPED_TABLE ((size_t)256 * 1024)
+
+static gb__index_slot *table_new(size_t cap)
+{
+    size_t bytes = cap * sizeof(gb__index_slot);
+    void *p = bytes >= MAPPED_TABLE ? gb__os.map(bytes, gb__os.page_size) : calloc(cap, sizeof(gb__index_slot));
+    if (p)
+        GB__ADD(bytes_meta, bytes);
+    return p; /* a fresh mapping is zero */
+}
+
+static void table_free(gb__index_slot *slots, size_t cap)
+{
+    size_t bytes = cap * sizeof *slots;
+    GB__SUB(bytes_meta, bytes);
+    if (bytes < MAPPED_TABLE)
+        free(slots);
+    else if (gb__os.unmap(slots, bytes) != 0)
+        gb__os.release(slots, bytes); /* at the mapping limit: emptied at least */
+}
+
 static bool resize(gb__index_table *ix, size_t cap)
 {
     gb__index_slot *old = ix->slots;
@@ -46,11 +75,8 @@ static bool resize(gb__index_table *ix, size_t cap)
     if (cap == GB__INDEX_INLINE) {
         slots = ix->small;
         memset(slots, 0, sizeof ix->small);
-    } else {
-        slots = calloc(cap, sizeof *slots);
-        if (!slots)
-            return false;
-        GB__ADD(bytes_meta, cap * sizeof *slots);
+    } else if (!(slots = table_new(cap))) {
+        return false;
     }
     ix->slots = slots;
     ix->cap = cap;
@@ -58,10 +84,8 @@ static bool resize(gb__index_table *ix, size_t cap)
     for (size_t i = 0; i < old_cap; i++)
         if (old[i].key)
             put(ix, &old[i]);
-    if (old && old != ix->small) {
-        GB__SUB(bytes_meta, old_cap * sizeof *old);
-        free(old);
-    }
+    if (old && old != ix->small)
+        table_free(old, old_cap);
     return true;
 }
 
@@ -148,8 +172,7 @@ void gb__index_remove(gb__index *index, const void *base, size_t size, uintptr_t
         take_out(ix, slot_of(ix, g, val, base, size));
     /* Empty again: back to the table in the thread's state. */
     if (ix->count == 0 && ix->slots != ix->small) {
-        GB__SUB(bytes_meta, ix->cap * sizeof *ix->slots);
-        free(ix->slots);
+        table_free(ix->slots, ix->cap);
         ix->slots = ix->small;
         ix->cap = GB__INDEX_INLINE;
         memset(ix->small, 0, sizeof ix->small);
@@ -183,8 +206,7 @@ static void trim(gb__index_table *ix, bool even_if_used)
 {
     if ((ix->count && !even_if_used) || !ix->slots || ix->slots == ix->small)
         return;
-    GB__SUB(bytes_meta, ix->cap * sizeof *ix->slots);
-    free(ix->slots);
+    table_free(ix->slots, ix->cap);
     ix->slots = ix->small;
     ix->cap = GB__INDEX_INLINE;
     ix->count = 0;

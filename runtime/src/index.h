@@ -20,8 +20,9 @@
  *     slot, else granule + 1;
  *   - count entries are in use, at most half of cap;
  *   - slots is small, inside the thread's state, until more entries are
- *     needed; then a table malloc'd and counted in bytes_meta, which goes
- *     back to small when the index empties.
+ *     needed; then a table of its own (malloc'd, or a mapping from
+ *     256 KiB: index.c says why), counted in bytes_meta, which goes back
+ *     when the table empties and slots is small again.
  */
 #ifndef GB_INDEX_H
 #define GB_INDEX_H
