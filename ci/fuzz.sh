@@ -300,18 +300,19 @@ if command -v setarch >/dev/null 2>&1 && setarch "$(uname -m)" -R true 2>/dev/nu
     no_aslr=(setarch "$(uname -m)" -R)
 fi
 
-# tooth NAME VARIANT ENV EXPECT [RUNS [SEEDS]]: EXPECT is "clean" or a
+# tooth NAME VARIANT ENV EXPECT [RUNS [START]]: EXPECT is "clean" or a
 # regex the report must match; the run has a fixed seed and at most RUNS
-# executions (TEETH_RUNS), starting from the committed corpus, or from
-# nothing but the dictionary when SEEDS is "none".
+# executions (TEETH_RUNS), starting from the committed corpus and the
+# hand-written seeds, or from nothing but the dictionary when START is
+# "none".
 tooth() {
-    local name="$1" var="$2" env="$3" expect="$4" bound="${5:-$teeth_runs}" seeds="${6:-$corpus}"
+    local name="$1" var="$2" env="$3" expect="$4" bound="${5:-$teeth_runs}" start="${6:-corpus}"
     local bin dir rc=0 execs line verdict from=()
     bin="$lf_dir/$(target_of libfuzzer "$var")"
     dir="$runs/teeth/$name"
     rm -rf "$dir"
     mkdir -p "$dir/corpus" "$dir/artifacts"
-    [[ "$seeds" != none ]] && from=("$seeds")
+    [[ "$start" != none ]] && from=("$corpus" "$seeds")
     # shellcheck disable=SC2086 # $env is a list of NAME=value words
     env $env ${no_aslr[@]+"${no_aslr[@]}"} "$bin" -seed="${TEETH_SEED:-2}" -reload=0 -runs="$bound" -max_len="$max_len" -timeout=20 \
         -dict="$dict" -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" \
