@@ -346,13 +346,14 @@ run_teeth() {
     # (freed heap memory, an unmapped block, memory the runtime poisoned;
     # "stack-overflow" when the unmapped block lay next to a stack), or, when
     # the memory was handed out again first (the runtime's block cache,
-    # slabs), the model sees other bytes than it wrote, or gb_region_info
-    # says FREED. Never the end-of-input counters nor the count of a
-    # region's arenas: those are the other poison's signature (an arena
-    # bound to no region is not counted in its region's gb_region_info, nor
-    # found there by gb_region_of, and outlives it).
+    # slabs), the model sees other bytes than it wrote, gb_region_info says
+    # FREED, or a reset did not retire what a frozen stack points into.
+    # Never the end-of-input counters nor the count of a region's arenas:
+    # those are the other poison's signature (an arena bound to no region
+    # is not counted in its region's gb_region_info, nor found there by
+    # gb_region_of, and outlives it).
     local uaf='AddressSanitizer: (heap-use-after-free|SEGV on unknown address|use-after-poison|stack-overflow)'
-    uaf+='|^fuzz_runtime: operation [0-9]+ \([a-z]+\): (allocation|vec|map|coroutine [0-9]+: its stack|regions_retired|region [0-9]+ is FREED)'
+    uaf+='|^fuzz_runtime: operation [0-9]+ \([a-z]+\): (allocation|vec|map|coroutine [0-9]+: its stack|regions_retired|region [0-9]+ (is FREED|was reset while a frozen))'
     local leak='container arenas bound|in its arena|end of input: the runtime still holds memory'
     tooth clean/map clean "GB_BLOCKS=map" clean
     tooth clean/heap clean "GB_BLOCKS=heap GB_STRESS=3" clean
