@@ -300,18 +300,19 @@ if command -v setarch >/dev/null 2>&1 && setarch "$(uname -m)" -R true 2>/dev/nu
     no_aslr=(setarch "$(uname -m)" -R)
 fi
 
-# tooth NAME VARIANT ENV EXPECT [RUNS [SEEDS]]: EXPECT is "clean" or a
+# tooth NAME VARIANT ENV EXPECT [RUNS [START]]: EXPECT is "clean" or a
 # regex the report must match; the run has a fixed seed and at most RUNS
-# executions (TEETH_RUNS), starting from the committed corpus, or from
-# nothing but the dictionary when SEEDS is "none".
+# executions (TEETH_RUNS), starting from the committed corpus and the
+# hand-written seeds, or from nothing but the dictionary when START is
+# "none".
 tooth() {
-    local name="$1" var="$2" env="$3" expect="$4" bound="${5:-$teeth_runs}" seeds="${6:-$corpus}"
+    local name="$1" var="$2" env="$3" expect="$4" bound="${5:-$teeth_runs}" start="${6:-corpus}"
     local bin dir rc=0 execs line verdict from=()
     bin="$lf_dir/$(target_of libfuzzer "$var")"
     dir="$runs/teeth/$name"
     rm -rf "$dir"
     mkdir -p "$dir/corpus" "$dir/artifacts"
-    [[ "$seeds" != none ]] && from=("$seeds")
+    [[ "$start" != none ]] && from=("$corpus" "$seeds")
     # shellcheck disable=SC2086 # $env is a list of NAME=value words
     env $env ${no_aslr[@]+"${no_aslr[@]}"} "$bin" -seed="${TEETH_SEED:-2}" -reload=0 -runs="$bound" -max_len="$max_len" -timeout=20 \
         -dict="$dict" -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" \
@@ -345,11 +346,15 @@ run_teeth() {
     # (freed heap memory, an unmapped block, memory the runtime poisoned;
     # "stack-overflow" when the unmapped block lay next to a stack), or, when
     # the memory was handed out again first (the runtime's block cache,
-    # slabs), the model sees other bytes than it wrote. Never the end-of-input
-    # counters: those are the other poison's signature.
+    # slabs), the model sees other bytes than it wrote, gb_region_info says
+    # FREED, or a reset did not retire what a frozen stack points into.
+    # Never the end-of-input counters nor the count of a region's arenas:
+    # those are the other poison's signature (an arena bound to no region
+    # is not counted in its region's gb_region_info, nor found there by
+    # gb_region_of, and outlives it).
     local uaf='AddressSanitizer: (heap-use-after-free|SEGV on unknown address|use-after-poison|stack-overflow)'
-    uaf+='|^fuzz_runtime: operation [0-9]+ \([a-z]+\): (allocation|vec|map|coroutine [0-9]+: its stack|regions_retired)'
-    local leak='end of input: the runtime still holds memory'
+    uaf+='|^fuzz_runtime: operation [0-9]+ \([a-z]+\): (allocation|vec|map|coroutine [0-9]+: its stack|regions_retired|region [0-9]+ (is FREED|was reset while a frozen))'
+    local leak='container arenas bound|in its arena|end of input: the runtime still holds memory'
     tooth clean/map clean "GB_BLOCKS=map" clean
     tooth clean/heap clean "GB_BLOCKS=heap GB_STRESS=3" clean
     tooth unpinned-free/map unpinned-free "GB_BLOCKS=map" "$uaf"

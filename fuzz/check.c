@@ -8,7 +8,11 @@
  * model knows exactly or bounds. A touch of freed memory is then a report
  * from ASan, and a stale or misplaced byte a report from the model. At the
  * points where reading everything matters (a region just found pinned, a
- * coroutine that resumes, a leave) the reads are in full.
+ * coroutine that resumes, a leave) the reads are in full. The embedding
+ * API's answers are read back too: gb_region_info_get of every region the
+ * model has a handle for (state, depth, context, limit, kept bytes, arenas)
+ * and gb_region_of of every readable allocation's first and last byte and
+ * every readable container, from whichever context runs.
  */
 #include "harness.h"
 
@@ -159,6 +163,137 @@ FZ_NO_COV void check_held(const fz_coro *c)
     }
 }
 
+/* gb_region_of(p), for memory of `what` in region record r: r's handle.
+ * (A reset's retired contents whose handle the model never learnt are not
+ * asked about.) */
+FZ_NO_COV static void check_region_of(const void *p, int r, const char *what, const void *obj)
+{
+    gb_region *want = S.region[r].h;
+    if (!want)
+        return;
+    gb_region *h = gb_region_of(p);
+    if (h != want)
+        fail("%s %p: gb_region_of(%p) is %p, expected region %d (%p, %s)", what, obj, p, (void *)h, r,
+             (void *)want, S.region[r].st == R_LIVE ? "live" : "retired");
+}
+
+/* Every readable allocation's first and last byte, every readable
+ * container's struct, and the first and last byte of a vec's elements (in
+ * its arena, once compacted, which is bound to the vec's region) must be
+ * found in their region by gb_region_of, from whichever context runs:
+ * the thread's own regions, a waiting resumer's, a suspended coroutine's,
+ * and retired ones. */
+FZ_NO_COV void check_regions_of(void)
+{
+    for (int i = 0; i < S.nallocs; i++) {
+        const fz_alloc *a = &S.alloc[i];
+        if (!a->alive)
+            continue;
+        check_region_of(a->p, a->region, "allocation", a->p);
+        if (a->n > 1)
+            check_region_of(a->p + a->n - 1, a->region, "allocation", a->p);
+    }
+    for (int i = 0; i < S.nvecs; i++) {
+        const fz_vec *v = &S.vec[i];
+        if (!v->struct_ok)
+            continue;
+        check_region_of(v->h, v->region, "vec", v->h);
+        if (v->len && v->storage_ok) {
+            const char *what = v->arena ? "vec element (in its arena)" : "vec element";
+            const char *last = (const char *)gb_vec_at(v->h, v->len - 1) + v->elem - 1;
+            check_region_of(gb_vec_at(v->h, 0), v->region, what, v->h);
+            check_region_of(last, v->region, what, v->h);
+        }
+    }
+    for (int i = 0; i < S.nmaps; i++)
+        if (S.map[i].ok)
+            check_region_of(S.map[i].h, S.map[i].region, "map", S.map[i].h);
+}
+
+/* Whether h is the handle of one of the model's coroutines that is not
+ * freed. */
+static bool a_coro(const gb_coro *h)
+{
+    for (int i = 0; i < S.ncoros; i++)
+        if (S.coro[i].h == h && S.coro[i].st != C_FREED)
+            return true;
+    return false;
+}
+
+static const char *state_name(gb_region_state st)
+{
+    return st == GB_REGION_LIVE      ? "LIVE"
+           : st == GB_REGION_RETIRED ? "RETIRED"
+           : st == GB_REGION_FREED   ? "FREED"
+                                     : "?";
+}
+
+/* gb_region_info_get of region record r against the model: a live region
+ * is LIVE at its depth, on its context's stack, with its limit, holding
+ * what gb_region_bytes says, its container arenas bound to it and no more
+ * kept than at its last reset (or fewer: kept blocks are taken back into
+ * use); a left region that a frozen coroutine points into is RETIRED, and
+ * pinned by a coroutine that is not freed; any other left region is
+ * FREED, or RETIRED (a conservative scan may see stale words, and the
+ * model drops a region as soon as it may go). *out is left with what
+ * gb_region_info_get said, for the caller's own checks. */
+FZ_NO_COV void check_region_info(int r, gb_region_info *out)
+{
+    fz_region *R = &S.region[r];
+    gb_region_info_get(R->h, out);
+    if (R->st != R_LIVE) {
+        if ((R->st == R_LEFT_FULL || R->st == R_LEFT_ARENA) && out->state != GB_REGION_RETIRED)
+            fail("region %d is %s (gb_region_info_get), but a frozen coroutine points into it", r,
+                 state_name(out->state));
+        if (out->state != GB_REGION_RETIRED && out->state != GB_REGION_FREED)
+            fail("region %d was left, but gb_region_info_get says %s", r, state_name(out->state));
+        if (out->state == GB_REGION_RETIRED && pins_of(r, false) == 2 &&
+            (!out->pinned_by || !a_coro(out->pinned_by)))
+            fail("region %d is retired and a suspended coroutine points into it, but "
+                 "gb_region_info_get says it is pinned by %p",
+                 r, (void *)out->pinned_by);
+        return;
+    }
+    size_t depth = region_depth(r);
+    gb_coro *by = R->ctx == MAIN ? NULL : S.coro[R->ctx].h;
+    if (out->state != GB_REGION_LIVE || out->depth != depth || out->entered_by != by ||
+        out->limit != R->limit)
+        fail("region %d: gb_region_info_get says %s at depth %zu, entered by %p, limit %zu; "
+             "expected LIVE at depth %zu, entered by %p, limit %zu",
+             r, state_name(out->state), out->depth, (void *)out->entered_by, out->limit, depth,
+             (void *)by, R->limit);
+    if (out->kept_bytes > R->kept)
+        fail("region %d: gb_region_info_get says it kept %zu bytes, more than the %zu it had kept "
+             "since its last reset",
+             r, out->kept_bytes, R->kept);
+    R->kept = out->kept_bytes;
+    size_t arenas = 0;
+    for (int i = 0; i < S.nvecs; i++)
+        arenas += S.vec[i].arena && S.vec[i].region == r;
+    for (int i = 0; i < S.nmaps; i++)
+        arenas += S.map[i].arena && S.map[i].region == r;
+    if (out->arenas != arenas)
+        fail("region %d has %zu container arenas bound (gb_region_info_get), but %zu of its "
+             "containers were compacted",
+             r, out->arenas, arenas);
+}
+
+/* When nothing can pin anything (a sweep with no coroutine suspended or
+ * waiting, the end of an input), every left region must be FREED. */
+FZ_NO_COV void check_left_freed(const char *when)
+{
+    for (int r = 0; r < S.nregions; r++) {
+        const fz_region *R = &S.region[r];
+        if (!R->h || R->st == R_LIVE)
+            continue;
+        gb_region_info in;
+        gb_region_info_get(R->h, &in);
+        if (in.state != GB_REGION_FREED)
+            fail("region %d is %s (gb_region_info_get) %s, with nothing to pin it", r,
+                 state_name(in.state), when);
+    }
+}
+
 /* The runtime's counters as they are now. */
 gb_stats stats(void)
 {
@@ -193,19 +328,41 @@ FZ_NO_COV void check_after_op(void)
     if (gb_coro_current() != running)
         fail("gb_coro_current() is %p, expected %p", (void *)gb_coro_current(), (void *)running);
 
-    size_t live = 0, coros = 0, pinned = 0, arenas = 0;
+    /* bytes_kept: what live regions kept at their last reset, and, at
+     * most, what retired ones kept when they were left. giveback.h says
+     * the kept blocks go back when the region is left, and bytes_kept
+     * counts them "for live regions", but a leave that retires the region
+     * keeps them, counted, until the region is freed; the bound holds the
+     * runtime to that much, and no more, until it gives them back at the
+     * leave. */
+    size_t live = 0, coros = 0, pinned = 0, arenas = 0, kept = 0, kept_retired = 0;
     for (int r = 0; r < S.nregions; r++) {
         fz_region *R = &S.region[r];
         live += R->st == R_LIVE;
         pinned += R->st == R_LEFT_FULL;
-        if (R->st != R_LIVE)
+        if (!R->h)
             continue;
+        gb_region_info in;
+        check_region_info(r, &in);
+        if (R->st != R_LIVE) {
+            if (in.state == GB_REGION_RETIRED)
+                kept_retired += R->left_kept;
+            continue;
+        }
         size_t bytes = gb_region_bytes(R->h);
-        if (bytes < R->bytes || (R->used && !bytes))
-            fail("region %d holds %zu bytes, before %zu%s", r, bytes, R->bytes,
-                 R->used ? ", and something was allocated in it" : "");
+        if (bytes < R->bytes || (R->used && !bytes) || bytes != in.bytes + in.kept_bytes)
+            fail("region %d holds %zu bytes (%zu in use, %zu kept), before %zu%s", r, bytes, in.bytes,
+                 in.kept_bytes, R->bytes, R->used ? ", and something was allocated in it" : "");
+        if (R->limit && bytes > R->cap)
+            fail("region %d holds %zu bytes, past its limit of %zu (it held %zu when the limit was "
+                 "set, or last)",
+                 r, bytes, R->limit, R->cap);
         R->bytes = bytes;
+        if (R->limit)
+            R->cap = R->limit > bytes ? R->limit : bytes;
+        kept += in.kept_bytes;
     }
+    check_regions_of();
     for (int i = 0; i < S.ncoros; i++) {
         const fz_coro *c = &S.coro[i];
         if (c->st == C_FREED)
@@ -233,6 +390,9 @@ FZ_NO_COV void check_after_op(void)
     if (st.mappings + st.mappings_cached > st.map_budget)
         fail("mappings (%zu, and %zu cached) past the budget (%zu)", st.mappings, st.mappings_cached,
              st.map_budget);
+    if (st.bytes_kept < kept || st.bytes_kept > kept + kept_retired)
+        fail("bytes_kept is %zu, but live regions kept %zu bytes (and left ones at most %zu)",
+             st.bytes_kept, kept, kept_retired);
     if (!S.faults_used && st.unmaps_pending)
         fail("unmaps_pending is %zu, but no munmap was made to fail", st.unmaps_pending);
 }

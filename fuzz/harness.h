@@ -6,9 +6,10 @@
  * the runtime holds and the pin rules it follows (model.c), reading the
  * runtime back against it (check.c), the failing OS entries (fault.c), the
  * operations of each area (ops_region.c, ops_container.c, ops_coro.c,
- * ops_stats.c), the per-process configuration (config.c) and the entry
- * points with the end-of-input checks (target.c). This header is internal
- * to them; it is not the runtime's and nothing outside fuzz/ includes it.
+ * ops_embed.c, ops_stats.c), the per-process configuration (config.c) and
+ * the entry points with the end-of-input checks (target.c). This header is
+ * internal to them; it is not the runtime's and nothing outside fuzz/
+ * includes it.
  * The invariants written at the structs below are what every operation
  * keeps and what the checks rely on.
  */
@@ -83,15 +84,34 @@ typedef enum rstate {
 /* A region, by the order it was entered in (records are never reused
  * within an input). The R_LIVE regions of one context form a chain from
  * ctx_top(ctx) through parent to -1, ctx_depth(ctx) long, innermost first,
- * which is what gb_current and gb_depth must say in that context. */
+ * which is what gb_current and gb_depth must say in that context.
+ *
+ * A reset (ops_embed.c) moves what the region held to a record of its own,
+ * `contents`, which starts R_JUST_LEFT and is judged like a left region:
+ * the runtime retires a pinned region's contents under a descriptor of
+ * their own, whose handle the model learns from gb_region_of (h stays NULL
+ * until then, and a record without a handle is not asked about).
+ *
+ * While limit is set, bytes (gb_region_bytes) never passes cap, which is
+ * max(limit, what the region held when the limit was set or it was last
+ * seen above it): a limit below what a region holds refuses new blocks,
+ * it does not shrink the region. kept is gb_region_info.kept_bytes when
+ * last seen, which only a reset may raise; left_kept is what a left region
+ * kept when it was left (the runtime keeps those blocks while it is
+ * retired). */
 typedef struct fz_region {
     gb_region *h; /* compared with gb_current(), never dereferenced */
     int ctx;      /* MAIN or the coroutine whose stack it is on */
     int parent;   /* the next region out on the same stack, or -1 */
     rstate st;
     bool fresh;   /* pinned at the last retry point, not yet read in full */
-    bool used;    /* something was allocated in it */
-    size_t bytes; /* gb_region_bytes when last seen (it never shrinks) */
+    bool used;    /* something was allocated in it since it was entered or reset */
+    bool contents; /* the contents a reset took out of a live region */
+    size_t bytes; /* gb_region_bytes when last seen (only a reset shrinks it) */
+    size_t limit; /* gb_region_limit's bound, 0 for none */
+    size_t cap;   /* the most bytes may be while limit is set */
+    size_t kept;
+    size_t left_kept;
 } fz_region;
 
 /* An allocation. While alive, its region is R_LIVE or R_LEFT_FULL (or
@@ -168,10 +188,14 @@ typedef enum cstate { C_SUSPENDED = 1, C_RUNNING, C_FINISHED, C_FREED } cstate;
  * context (S.cur) or one waiting on a coroutine it resumed. held points
  * into its body's frame from its first run until the body returns or the
  * coroutine is freed, NULL otherwise; top and depth are its region stack,
- * as main_top and main_depth are the thread's. */
+ * as main_top and main_depth are the thread's. While it is C_RUNNING,
+ * resumer, resumer's resumer and so on up to MAIN are the contexts waiting
+ * on it. */
 typedef struct fz_coro {
     gb_coro *h;
     int idx;
+    int resumer; /* the context that resumed it last: while it runs, that
+                    context's live regions take its allocations too */
     cstate st;
     int top;
     size_t depth;
@@ -228,8 +252,14 @@ uint64_t map_key(unsigned k);
 int ctx_top(int ctx);
 size_t ctx_depth(int ctx);
 void ctx_set(int ctx, int top, size_t depth);
+void region_left(int r);
 void left_all(int ctx);
 bool slot_valid(const fz_slot *s);
+/* 2: a frozen stack (or with `running`, the running coroutine's) holds a
+ * valid pointer into region r's blocks; 1: only into a vec arena; 0: none. */
+int pins_of(int r, bool running);
+/* The depth gb_region_info must report for live region r (1: innermost). */
+size_t region_depth(int r);
 /* Judges every left region by the stacks frozen now (model.c says how);
  * called wherever the runtime may free a retired region. */
 void retry_point(void);
@@ -244,6 +274,9 @@ void check_region_full(int r);
 void check_pinned_full(void);
 void check_held(const fz_coro *c);
 void check_after_op(void);
+void check_regions_of(void);
+void check_region_info(int r, gb_region_info *out);
+void check_left_freed(const char *when);
 gb_stats stats(void);
 
 /* --------------------------------------------------------------- fault.c */
@@ -257,11 +290,45 @@ void op_fault(unsigned v);
 void op_enter(void);
 void op_leave(void);
 void op_alloc(unsigned v);
-void op_alloc_in(void);
+void op_alloc_in(unsigned v);
 void op_calloc(void);
 void op_realloc(unsigned v);
 void op_write(void);
 void op_check(unsigned v);
+size_t take_size(void);
+int add_alloc(int r, void *p, size_t n, uint64_t seed, bool zeroed);
+/* A live region the running context may name (in_pick over them): its own,
+ * innermost first, and with `resumers` those of every context waiting on
+ * it, nearest first; -1 when there is none. */
+int pick_region(bool resumers);
+/* Resizes allocation i in its region, by variant v's rule (ops_region.c);
+ * `named` calls the _in form with the region's handle. Under the region's
+ * limit the try form is called, and a refusal must change nothing. */
+void realloc_alloc(int i, unsigned v, bool named, bool fallible);
+
+/* ----------------------------------------------------------- ops_embed.c */
+
+/* A request that may be refused: what it must leave unchanged if it is. */
+typedef struct fz_try {
+    int r;
+    const char *who;
+    size_t request; /* bytes asked for, for the refusal bound */
+    bool overflow;  /* the size overflows: it must be refused */
+    size_t bytes;
+    gb_region_info info;
+    gb_stats st;
+} fz_try;
+
+void try_begin(fz_try *t, int r, const char *who, size_t request, bool overflow);
+bool try_end(const fz_try *t, const void *p);
+void op_reset(void);
+void op_leave_to(void);
+void op_calloc_in(void);
+void op_realloc_in(void);
+void op_try_alloc(void);
+void op_try_alloc_in(void);
+void op_try_realloc(void);
+void op_limit(void);
 
 /* ------------------------------------------------------- ops_container.c */
 
@@ -303,5 +370,7 @@ void sync_safepoints(void);
 /* Runs operations until the input ends, the operation bound is reached,
  * or (in a coroutine) its body is told to return. */
 void run(void);
+/* FUZZ_TRACE is set: operations say what they do on stderr. */
+bool tracing(void);
 
 #endif

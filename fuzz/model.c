@@ -22,7 +22,13 @@
  *     poisoned arena binding look like a use-after-free instead of the leak
  *     it is;
  *   - a coroutine reads the pointers it holds right after it resumes, before
- *     any other call into the runtime (check.c, check_held).
+ *     any other call into the runtime (check.c, check_held);
+ *   - a reset takes everything out of a region that stays entered: the model
+ *     moves the region's allocations and containers to a record of their
+ *     own, left at the reset, and judges it by the same rules (the runtime
+ *     retires a pinned region's contents under a descriptor of their own);
+ *   - while a coroutine runs, the live regions of the contexts waiting on
+ *     it take its allocations as its own regions do (fz_coro.resumer).
  */
 #include "harness.h"
 
@@ -106,13 +112,30 @@ void ctx_set(int ctx, int top, size_t depth)
     }
 }
 
+/* Live region r is left now: the retry point of this operation judges
+ * it. What it kept from its last reset stays with it while it is retired
+ * (bounded in check.c). */
+void region_left(int r)
+{
+    S.region[r].st = R_JUST_LEFT;
+    S.region[r].left_kept = S.region[r].kept;
+}
+
 /* Marks the regions of a finished or freed coroutine as left, innermost
  * first, as the runtime leaves them. */
 void left_all(int ctx)
 {
     for (int r = ctx_top(ctx); r >= 0; r = S.region[r].parent)
-        S.region[r].st = R_JUST_LEFT;
+        region_left(r);
     ctx_set(ctx, -1, 0);
+}
+
+size_t region_depth(int r)
+{
+    size_t d = 1;
+    for (int x = ctx_top(S.region[r].ctx); x >= 0 && x != r; x = S.region[x].parent)
+        d++;
+    return d;
 }
 
 /* A frozen coroutine's stack is what pin checks scan. */
@@ -166,8 +189,9 @@ static int running_coro(void)
 /* 2: a frozen stack points into region r's blocks; 1: only into a vec
  * arena of r; 0: nothing pins r. With `running`, the running coroutine's
  * stack counts too: the runtime reads its live stack when it tries a
- * retired region again (pin.c gb__pin_try), though not at the leave. */
-static int pins_of(int r, bool running)
+ * retired region again (pin.c gb__pin_try), though not at the leave (nor
+ * at a reset). */
+int pins_of(int r, bool running)
 {
     int found = 0;
     for (int i = 0; i < S.ncoros; i++) {

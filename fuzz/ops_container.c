@@ -35,7 +35,7 @@ static const size_t elem_sizes[8] = {8, 1, 16, 24, 3, 40, 64, 100};
 void op_vec_new(unsigned v)
 {
     int top = ctx_top(S.cur);
-    if (top < 0 || S.nvecs >= MAX_VECS)
+    if (top < 0 || S.nvecs >= MAX_VECS || S.region[top].limit)
         return;
     fz_vec *m = &S.vec[S.nvecs];
     memset(m, 0, sizeof *m);
@@ -50,12 +50,19 @@ void op_vec_new(unsigned v)
         fail("a new vec has %zu bytes of garbage", gb_vec_garbage_bytes(m->h));
 }
 
-/* A container may change while its region is live, from any context. */
+/* A container may change while its region is live, from any context, but
+ * not under a limit: its growth (gb_vec_push, gb_map_put) has no try form,
+ * and would stop the process at the limit. */
+static bool changeable(int r)
+{
+    return S.region[r].st == R_LIVE && !S.region[r].limit;
+}
+
 static int pick_vec(bool nonempty)
 {
     int n = 0;
     for (int i = 0; i < S.nvecs; i++)
-        if (S.vec[i].struct_ok && S.region[S.vec[i].region].st == R_LIVE && (!nonempty || S.vec[i].len))
+        if (S.vec[i].struct_ok && changeable(S.vec[i].region) && (!nonempty || S.vec[i].len))
             cand[n++] = i;
     return n ? cand[in_pick((size_t)n)] : -1;
 }
@@ -64,7 +71,7 @@ static int pick_map(void)
 {
     int n = 0;
     for (int i = 0; i < S.nmaps; i++)
-        if (S.map[i].ok && S.region[S.map[i].region].st == R_LIVE)
+        if (S.map[i].ok && changeable(S.map[i].region))
             cand[n++] = i;
     return n ? cand[in_pick((size_t)n)] : -1;
 }
@@ -157,7 +164,7 @@ void op_vec_compact(void)
 void op_map_new(void)
 {
     int top = ctx_top(S.cur);
-    if (top < 0 || S.nmaps >= MAX_MAPS)
+    if (top < 0 || S.nmaps >= MAX_MAPS || S.region[top].limit)
         return;
     fz_map *m = &S.map[S.nmaps];
     memset(m, 0, sizeof *m);

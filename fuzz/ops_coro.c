@@ -65,6 +65,7 @@ void op_resume(void)
     fz_coro *c = &S.coro[cand[in_pick((size_t)n)]];
     int prev = S.cur;
     c->st = C_RUNNING;
+    c->resumer = prev;
     S.cur = c->idx;
     bool yielded = gb_coro_resume(c->h);
     /* Back, the runtime has tried retired regions before the resumer
@@ -184,6 +185,8 @@ void op_sweep(void)
         if (!any && (st.regions_retired || st.bytes_retired))
             fail("a sweep with no suspended coroutine left %zu regions (%zu bytes) retired",
                  st.regions_retired, st.bytes_retired);
+        if (!any)
+            check_left_freed("after a sweep with no coroutine suspended");
     }
 }
 

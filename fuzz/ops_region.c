@@ -1,5 +1,6 @@
 /* ops_region.c -- the operations on regions and allocations: enter,
- * leave, alloc, alloc_in, calloc, realloc, write and check.
+ * leave, alloc, alloc_in, calloc, calloc_in, realloc, realloc_in, write
+ * and check.
  *
  * These are the runtime's core promises, one operation each, and each
  * updates the model as it goes: an allocation is recorded with its pattern
@@ -8,7 +9,10 @@
  * is left, so that what the leave may free is known to have been intact.
  * Sizes are mostly small, sometimes a chained block's worth and rarely past
  * the block cap (a solo block), within the input's byte budget, because
- * every byte allocated is also written and read back.
+ * every byte allocated is also written and read back. A region is named by
+ * its handle (the _in forms) from its own context or, in a coroutine, from
+ * one that waits on it; one under a limit takes every request through the
+ * try family (ops_embed.c).
  */
 #include "harness.h"
 
@@ -19,7 +23,7 @@
  * than the block cap (a solo block); within the input's byte budget. Every
  * byte allocated is written and read back, and fresh pages cost a fault
  * each, so large sizes are what an execution's time goes to. */
-static size_t take_size(void)
+size_t take_size(void)
 {
     unsigned b = in_ch8();
     size_t n;
@@ -40,7 +44,7 @@ static size_t take_size(void)
 /* Records allocation p of n bytes in region r, checks it is aligned and
  * overlaps nothing readable, and fills it with the pattern of seed (or
  * checks it is zero and keeps it, for calloc). */
-FZ_NO_COV static int add_alloc(int r, void *p, size_t n, uint64_t seed, bool zeroed)
+FZ_NO_COV int add_alloc(int r, void *p, size_t n, uint64_t seed, bool zeroed)
 {
     if (!p)
         fail("allocation of %zu bytes returned NULL", n);
@@ -74,12 +78,45 @@ FZ_NO_COV static int add_alloc(int r, void *p, size_t n, uint64_t seed, bool zer
     return S.nallocs++;
 }
 
-static int region_at_depth(int ctx, size_t d)
+/* Whether the running context may name a region of context ctx: its own,
+ * and with `resumers`, one of a context waiting on it (the coroutine that
+ * resumed it, the one that resumed that one, ..., the thread). */
+static bool may_name(int ctx, bool resumers)
 {
-    int r = ctx_top(ctx);
-    while (d-- && r >= 0)
-        r = S.region[r].parent;
-    return r;
+    for (int c = S.cur;; c = S.coro[c].resumer) {
+        if (c == ctx)
+            return true;
+        if (!resumers || c == MAIN)
+            return false;
+    }
+}
+
+/* The regions a handle may name for an allocation: live, of the running
+ * context, or with `resumers`, of one waiting on it. Over the running
+ * context's own stack alone, the choice is the depth, innermost first. */
+int pick_region(bool resumers)
+{
+    int n = 0;
+    for (int c = S.cur;; c = S.coro[c].resumer) {
+        for (int r = ctx_top(c); r >= 0; r = S.region[r].parent)
+            cand[n++] = r;
+        if (!resumers || c == MAIN)
+            break;
+    }
+    return n ? cand[in_pick((size_t)n)] : -1;
+}
+
+/* An alive allocation whose region the running context may name (as
+ * pick_region), or -1. */
+static int pick_named_alloc(bool resumers)
+{
+    int n = 0;
+    for (int i = 0; i < S.nallocs; i++) {
+        const fz_alloc *a = &S.alloc[i];
+        if (a->alive && S.region[a->region].st == R_LIVE && may_name(S.region[a->region].ctx, resumers))
+            cand[n++] = i;
+    }
+    return n ? cand[in_pick((size_t)n)] : -1;
 }
 
 void op_enter(void)
@@ -104,29 +141,52 @@ void op_leave(void)
         return;
     check_region_full(top);
     gb_leave(S.region[top].h);
-    S.region[top].st = R_JUST_LEFT;
+    region_left(top);
     ctx_set(S.cur, S.region[top].parent, ctx_depth(S.cur) - 1);
     retry_point();
     check_pinned_full();
 }
 
+/* A region under a limit may refuse a request, and the stopping family
+ * would stop the process there: every allocation in one goes through the
+ * try family instead (ops_embed.c's try_begin and try_end check that a
+ * refusal changes nothing). */
 void op_alloc(unsigned v)
 {
     int top = ctx_top(S.cur);
     if (top < 0 || S.nallocs >= MAX_ALLOCS)
         return;
     size_t n = take_size();
+    if (S.region[top].limit) {
+        fz_try t;
+        try_begin(&t, top, v >= 6 ? "gb_try_realloc" : "gb_try_alloc", n, false);
+        void *p = v >= 6 ? gb_try_realloc(NULL, 0, n) : gb_try_alloc(n);
+        if (try_end(&t, p))
+            add_alloc(top, p, n, in_pay64(), false);
+        return;
+    }
     void *p = v >= 6 ? gb_realloc(NULL, 0, n) : gb_alloc(n);
     add_alloc(top, p, n, in_pay64(), false);
 }
 
-void op_alloc_in(void)
+/* Variants 4 to 7 may name a region of a context waiting on the running
+ * coroutine: a generator's value allocated where its caller lives. */
+void op_alloc_in(unsigned v)
 {
-    size_t depth = ctx_depth(S.cur);
-    if (!depth || S.nallocs >= MAX_ALLOCS)
+    if (S.nallocs >= MAX_ALLOCS)
         return;
-    int r = region_at_depth(S.cur, in_pick(depth));
+    int r = pick_region(v >= 4);
+    if (r < 0)
+        return;
     size_t n = take_size();
+    if (S.region[r].limit) {
+        fz_try t;
+        try_begin(&t, r, "gb_try_alloc_in", n, false);
+        void *p = gb_try_alloc_in(S.region[r].h, n);
+        if (try_end(&t, p))
+            add_alloc(r, p, n, in_pay64(), false);
+        return;
+    }
     add_alloc(r, gb_alloc_in(S.region[r].h, n), n, in_pay64(), false);
 }
 
@@ -137,7 +197,37 @@ void op_calloc(void)
         return;
     size_t count = in_ch8() % 17;
     size_t size = take_size() / 8;
+    if (S.region[top].limit) {
+        fz_try t;
+        try_begin(&t, top, "gb_try_calloc", count * size, false);
+        void *p = gb_try_calloc(count, size);
+        if (try_end(&t, p))
+            add_alloc(top, p, count * size, 0, true);
+        return;
+    }
     add_alloc(top, gb_calloc(count, size), count * size, 0, true);
+}
+
+/* gb_calloc_in (the try form under a limit) in a region the running
+ * context may name, its resumers' included. */
+void op_calloc_in(void)
+{
+    if (S.nallocs >= MAX_ALLOCS)
+        return;
+    int r = pick_region(true);
+    if (r < 0)
+        return;
+    size_t count = in_ch8() % 17;
+    size_t size = take_size() / 8;
+    if (S.region[r].limit) {
+        fz_try t;
+        try_begin(&t, r, "gb_try_calloc_in", count * size, false);
+        void *p = gb_try_calloc_in(S.region[r].h, count, size);
+        if (try_end(&t, p))
+            add_alloc(r, p, count * size, 0, true);
+        return;
+    }
+    add_alloc(r, gb_calloc_in(S.region[r].h, count, size), count * size, 0, true);
 }
 
 void op_realloc(unsigned v)
@@ -151,8 +241,47 @@ void op_realloc(unsigned v)
             cand[n++] = i;
     if (!n)
         return;
-    int i = cand[in_pick((size_t)n)];
+    realloc_alloc(cand[in_pick((size_t)n)], v, false, false);
+}
+
+/* gb_realloc_in on an allocation of a region the running context may
+ * name, whatever region is innermost. */
+void op_realloc_in(void)
+{
+    if (S.nallocs >= MAX_ALLOCS)
+        return;
+    int i = pick_named_alloc(true);
+    if (i >= 0)
+        realloc_alloc(i, in_ch8() % 8, true, false);
+}
+
+/* gb_try_realloc or gb_try_realloc_in (choice: which, and how it grows),
+ * or one whose size overflows, which must be refused. */
+void op_try_realloc(void)
+{
+    if (S.nallocs >= MAX_ALLOCS)
+        return;
+    int i = pick_named_alloc(true);
+    if (i < 0)
+        return;
+    unsigned how = in_ch8();
+    if (how % 16 == 15) {
+        fz_alloc *a = &S.alloc[i];
+        fz_try t;
+        try_begin(&t, a->region, "gb_try_realloc_in", SIZE_MAX, true);
+        try_end(&t, gb_try_realloc_in(S.region[a->region].h, a->p, a->n, SIZE_MAX - in_ch8() % 15));
+        return;
+    }
+    realloc_alloc(i, how % 8, how & 8, true);
+}
+
+/* Allocation i resized by variant v's rule: a size of its own, a little
+ * more (in place when it is the last one), half, or into or within a solo
+ * block. */
+void realloc_alloc(int i, unsigned v, bool named, bool fallible)
+{
     fz_alloc *a = &S.alloc[i];
+    int r = a->region;
     size_t old_n = a->n, new_n;
     if (v < 3)
         new_n = take_size();
@@ -165,17 +294,29 @@ void op_realloc(unsigned v)
     if (new_n > old_n && S.bytes + (new_n - old_n) > MAX_BYTES)
         new_n = old_n;
     S.bytes += new_n > old_n ? new_n - old_n : 0;
-    unsigned char *q = gb_realloc(a->p, old_n, new_n);
+    fz_region *R = &S.region[r];
+    const char *who = named ? "gb_realloc_in" : "gb_realloc";
+    unsigned char *q;
+    if (fallible || R->limit) {
+        who = named ? "gb_try_realloc_in" : "gb_try_realloc";
+        fz_try t;
+        try_begin(&t, r, who, new_n, false);
+        q = named ? gb_try_realloc_in(R->h, a->p, old_n, new_n) : gb_try_realloc(a->p, old_n, new_n);
+        if (!try_end(&t, q))
+            return; /* a read in full of r, a->p included */
+    } else {
+        q = named ? gb_realloc_in(R->h, a->p, old_n, new_n) : gb_realloc(a->p, old_n, new_n);
+    }
     size_t keep = old_n < new_n ? old_n : new_n;
     if (!q || memcmp(q, a->shadow, keep) != 0)
-        fail("gb_realloc(%p, %zu, %zu) = %p lost the first %zu bytes", (void *)a->p, old_n, new_n,
+        fail("%s(%p, %zu, %zu) = %p lost the first %zu bytes", who, (void *)a->p, old_n, new_n,
              (void *)q, keep);
     /* The old record ends here (a solo block may have moved); the new one
      * keeps the bytes and gets a fresh pattern past them. */
     unsigned char *old_shadow = a->shadow;
     a->alive = false;
     a->shadow = NULL;
-    int j = add_alloc(top, q, new_n, in_pay64(), false);
+    int j = add_alloc(r, q, new_n, in_pay64(), false);
     fz_alloc *b = &S.alloc[j];
     memcpy(b->shadow, old_shadow, keep);
     memcpy(b->p, old_shadow, keep);

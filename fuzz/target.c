@@ -51,7 +51,7 @@ enum {
     OP_VEC_NEW, OP_VEC_PUSH, OP_VEC_POP, OP_VEC_COMPACT,
     OP_MAP_NEW, OP_MAP_PUT, OP_MAP_DEL, OP_MAP_GET, OP_MAP_COMPACT,
     OP_STATS, OP_CORO_NEW, OP_RESUME, OP_CORO_FREE, OP_SWEEP, OP_SAFEPOINT, OP_FAULT,
-    OP_ALLOC2,
+    OP_EMBED, /* the variant names the operation (embed[] below) */
     /* In a coroutine; on the thread's own stack they mean the op after the
      * arrow. */
     OP_YIELD,    /* -> OP_RESUME */
@@ -68,6 +68,51 @@ static const unsigned char on_thread[32] = {
     [OP_FINISH] = OP_ENTER,    [OP_YIELD2] = OP_CORO_NEW,   [OP_CAPTURE2] = OP_RESUME,
 };
 
+/* The embedding surface (ops_embed.c, ops_region.c), one operation per
+ * variant of OP_EMBED: 0x18 reset, 0x38 leave_to, 0x58 calloc_in, 0x78
+ * realloc_in, 0x98 try_alloc, 0xb8 try_alloc_in, 0xd8 try_realloc, 0xf8
+ * limit. */
+static void (*const embed[8])(void) = {
+    op_reset, op_leave_to, op_calloc_in, op_realloc_in,
+    op_try_alloc, op_try_alloc_in, op_try_realloc, op_limit,
+};
+
+/* FUZZ_TRACE=1 prints each operation as it is decoded (its number, the
+ * context, its name and variant), to check that a hand-written input
+ * does what it was written for. */
+static const char *const op_names[32] = {
+    "enter", "leave", "alloc", "alloc_in", "calloc", "realloc", "write", "check",
+    "vec_new", "vec_push", "vec_pop", "vec_compact", "map_new", "map_put", "map_del", "map_get",
+    "map_compact", "stats", "coro_new", "resume", "coro_free", "sweep", "safepoint", "fault",
+    "embed", "yield", "capture", "drop", "finish", "yield", "capture", "leave",
+};
+static const char *const embed_names[8] = {
+    "reset", "leave_to", "calloc_in", "realloc_in", "try_alloc", "try_alloc_in", "try_realloc", "limit",
+};
+static int trace = -1;
+
+bool tracing(void)
+{
+    if (trace < 0) {
+        const char *e = getenv("FUZZ_TRACE");
+        trace = e && *e && strcmp(e, "0") != 0;
+    }
+    return trace;
+}
+
+static void trace_op(unsigned op, unsigned v)
+{
+    if (!tracing())
+        return;
+    char ctx[16];
+    if (S.cur == MAIN)
+        snprintf(ctx, sizeof ctx, "thread");
+    else
+        snprintf(ctx, sizeof ctx, "coro %d", S.cur);
+    fprintf(stderr, "fuzz_runtime: trace: %u %s: %s v%u (depth %zu)\n", S.ops, ctx,
+            op == OP_EMBED ? embed_names[v] : op_names[op], v, ctx_depth(S.cur));
+}
+
 /* Runs operations until the input ends, the operation bound is reached,
  * or (in a coroutine) its body is told to return. */
 FZ_NOINLINE void run(void)
@@ -77,11 +122,12 @@ FZ_NOINLINE void run(void)
         S.ops++;
         if (S.cur == MAIN && op >= OP_YIELD && op <= OP_CAPTURE2)
             op = on_thread[op];
+        trace_op(op, v);
         switch (op) {
         case OP_ENTER: op_enter(); break;
         case OP_LEAVE: case OP_LEAVE2: op_leave(); break;
-        case OP_ALLOC: case OP_ALLOC2: op_alloc(v); break;
-        case OP_ALLOC_IN: op_alloc_in(); break;
+        case OP_ALLOC: op_alloc(v); break;
+        case OP_ALLOC_IN: op_alloc_in(v); break;
         case OP_CALLOC: op_calloc(); break;
         case OP_REALLOC: op_realloc(v); break;
         case OP_WRITE: op_write(); break;
@@ -102,6 +148,7 @@ FZ_NOINLINE void run(void)
         case OP_SWEEP: op_sweep(); break;
         case OP_SAFEPOINT: op_safepoint(v); break;
         case OP_FAULT: op_fault(v); break;
+        case OP_EMBED: embed[v](); break;
         case OP_YIELD: case OP_YIELD2: op_yield(); break;
         case OP_CAPTURE: case OP_CAPTURE2: op_capture(v); break;
         case OP_DROP: op_drop(); break;
@@ -143,6 +190,7 @@ static void teardown(void)
     for (int r = 0; r < S.nregions; r++)
         if (S.region[r].st != R_DROPPED)
             fail("end of input: the model still has region %d (state %d)", r, (int)S.region[r].st);
+    check_left_freed("at the end of the input");
     /* Every "now" field but map_budget (the block cache's too: gb_sweep
      * gives it back), each named when it is not zero. */
     gb_stats st = stats();
