@@ -195,9 +195,17 @@ GB_TEST(the_index_grows_with_the_blocks_and_goes_back_when_they_go)
     /* A few blocks fit the thread's own table: nothing is allocated. */
     CHECK_EQ(gbt_stats().bytes_meta, meta);
     static char *p[4000];
-    for (int i = 0; i < 4000; i++)
+    for (int i = 0; i < 300; i++)
         p[i] = gb_alloc(60 * KIB);
+    /* 300 blocks of 64 KiB: a table from malloc. */
     CHECK(gbt_stats().bytes_meta > meta);
+    size_t blocks_mapped = gbt_stats().bytes_mapped;
+    for (int i = 300; i < 4000; i++)
+        p[i] = gb_alloc(60 * KIB);
+    /* 4,000: a table of 512 KiB, a mapping of its own (in bytes_meta). */
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.bytes_meta, meta + 512 * KIB);
+    CHECK(s.bytes_mapped >= blocks_mapped + 3700 * 64 * KIB);
     for (int i = 0; i < 4000; i += 97)
         check_held(r, p[i], 60 * KIB);
     gb_leave(r);

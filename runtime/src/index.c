@@ -2,6 +2,7 @@
  * (index.h says what it holds and why).
  */
 #include "index.h"
+#include "chunk.h"
 #include "os/os.h"
 #include "stats.h"
 
@@ -43,39 +44,53 @@ static void put(gb__index_table *ix, const gb__index_slot *e)
  * back with munmap: from malloc, a large table freed would raise glibc's
  * mmap threshold in a library build (the article's fault) and stay in its
  * heap, and under ASan it would wait in the quarantine, resident. Smaller
- * ones come from malloc, as the runtime's other bookkeeping does. Either
- * way they count in bytes_meta; a mapped table is at most two mappings a
- * thread, outside the mapping budget. */
+ * ones, and any whose mapping fails (a block is not refused for that),
+ * come from malloc. Either way they count in bytes_meta; a mapped table
+ * is at most two mappings a thread, outside the mapping budget. */
 #define MAPPED_TABLE ((size_t)256 * 1024)
 
-static gb__index_slot *table_new(size_t cap)
+static gb__index_slot *table_new(gb__index_table *ix, size_t cap)
 {
     size_t bytes = cap * sizeof(gb__index_slot);
-    void *p = bytes >= MAPPED_TABLE ? gb__os.map(bytes, gb__os.page_size) : calloc(cap, sizeof(gb__index_slot));
+    void *p = NULL;
+    ix->mapped = false;
+    if (bytes >= MAPPED_TABLE && (p = gb__os.map(bytes, gb__os.page_size)) != NULL)
+        ix->mapped = true; /* a fresh mapping is zero */
+    else
+        p = calloc(cap, sizeof(gb__index_slot));
     if (p)
         GB__ADD(bytes_meta, bytes);
-    return p; /* a fresh mapping is zero */
+    return p;
 }
 
-static void table_free(gb__index_slot *slots, size_t cap)
+static void table_free(gb__index_slot *slots, size_t cap, bool mapped)
 {
     size_t bytes = cap * sizeof *slots;
     GB__SUB(bytes_meta, bytes);
-    if (bytes < MAPPED_TABLE)
+    if (!mapped) {
         free(slots);
-    else if (gb__os.unmap(slots, bytes) != 0)
-        gb__os.release(slots, bytes); /* at the mapping limit: emptied at least */
+    } else if (gb__os.unmap(slots, bytes) != 0) {
+        /* At the mapping limit: the chunk layer's way for a mapping that
+         * cannot be unmapped yet (emptied now, unmapped later, counted
+         * meanwhile as one of the runtime's). */
+        GB__ADD(bytes_mapped, bytes);
+        GB__ADD(mappings, 1);
+        gb__chunk_unmap(slots, bytes, 1, 0);
+    }
 }
 
 static bool resize(gb__index_table *ix, size_t cap)
 {
     gb__index_slot *old = ix->slots;
     size_t old_cap = ix->cap;
+    bool old_mapped = ix->mapped;
     gb__index_slot *slots;
     if (cap == GB__INDEX_INLINE) {
         slots = ix->small;
         memset(slots, 0, sizeof ix->small);
-    } else if (!(slots = table_new(cap))) {
+        ix->mapped = false;
+    } else if (!(slots = table_new(ix, cap))) {
+        ix->mapped = old_mapped;
         return false;
     }
     ix->slots = slots;
@@ -85,7 +100,7 @@ static bool resize(gb__index_table *ix, size_t cap)
         if (old[i].key)
             put(ix, &old[i]);
     if (old && old != ix->small)
-        table_free(old, old_cap);
+        table_free(old, old_cap, old_mapped);
     return true;
 }
 
@@ -172,9 +187,10 @@ void gb__index_remove(gb__index *index, const void *base, size_t size, uintptr_t
         take_out(ix, slot_of(ix, g, val, base, size));
     /* Empty again: back to the table in the thread's state. */
     if (ix->count == 0 && ix->slots != ix->small) {
-        table_free(ix->slots, ix->cap);
+        table_free(ix->slots, ix->cap, ix->mapped);
         ix->slots = ix->small;
         ix->cap = GB__INDEX_INLINE;
+        ix->mapped = false;
         memset(ix->small, 0, sizeof ix->small);
     }
 }
@@ -206,8 +222,9 @@ static void trim(gb__index_table *ix, bool even_if_used)
 {
     if ((ix->count && !even_if_used) || !ix->slots || ix->slots == ix->small)
         return;
-    table_free(ix->slots, ix->cap);
+    table_free(ix->slots, ix->cap, ix->mapped);
     ix->slots = ix->small;
+    ix->mapped = false;
     ix->cap = GB__INDEX_INLINE;
     ix->count = 0;
     memset(ix->small, 0, sizeof ix->small);

@@ -20,9 +20,10 @@
  *     slot, else granule + 1;
  *   - count entries are in use, at most half of cap;
  *   - slots is small, inside the thread's state, until more entries are
- *     needed; then a table of its own (malloc'd, or a mapping from
- *     256 KiB: index.c says why), counted in bytes_meta, which goes back
- *     when the table empties and slots is small again.
+ *     needed; then a table of its own (malloc'd and counted in bytes_meta,
+ *     or from 256 KiB a mapping counted with the runtime's mappings:
+ *     index.c says why), which goes back when the table empties and slots
+ *     is small again.
  */
 #ifndef GB_INDEX_H
 #define GB_INDEX_H
@@ -50,6 +51,7 @@ typedef struct gb__index_table {
     size_t cap;
     size_t count;
     unsigned shift;
+    bool mapped; /* slots is a mapping of its own (index.c) */
     /* The first table, in the thread's state: a thread with a few blocks
      * (most threads, most of the time) never allocates one, and entering
      * and leaving a region costs no malloc. */

@@ -102,6 +102,10 @@ size_t gb_leave_to(gb_region *h)
 void gb__region_pop(gb__rstack *s)
 {
     gb_region *r = s->top;
+    /* Blocks a reset kept hold nothing, so nothing can point into them:
+     * they go back now, whether the leave frees r or retires it (a
+     * retired region keeps only what a suspended stack may still read). */
+    gb__reset_trim(r, 0);
     s->top = r->parent;
     s->depth--;
     r->parent = NULL;
