@@ -4,6 +4,7 @@
 #include "index.h"
 #include "chunk.h"
 #include "os/os.h"
+#include "os/unix.h"
 #include "stats.h"
 
 #include <stdlib.h>
@@ -40,36 +41,40 @@ static void put(gb__index_table *ix, const gb__index_slot *e)
     ix->count++;
 }
 
-/* Tables of this many bytes or more are mappings of their own, given
- * back with munmap: from malloc, a large table freed would raise glibc's
- * mmap threshold in a library build (the article's fault) and stay in its
- * heap, and under ASan it would wait in the quarantine, resident. Smaller
- * ones, and any whose mapping fails (a block is not refused for that),
- * come from malloc. Either way they count in bytes_meta; a mapped table
- * is at most two mappings a thread, outside the mapping budget. */
-#define MAPPED_TABLE ((size_t)256 * 1024)
+/* A table past the one in the thread's state is a mapping of its own,
+ * given back with munmap. From malloc, a table freed would leave a hole in
+ * malloc's heap that the host's next small allocation fills, below the top
+ * where it would have kept the heap from trimming (which the small-regions
+ * gate relies on to catch the malloc-back poison), a large one would raise
+ * glibc's mmap threshold in a library build (the article's fault), and
+ * under ASan it would wait in the quarantine, resident. It is mapped by
+ * the OS layer's own call, not through the OS table that tests replace to
+ * fake refusals of blocks, and counts in bytes_meta: at most two mappings
+ * a thread, outside the mapping budget. A table whose mapping fails comes
+ * from malloc (a block is not refused for that). */
+static size_t table_bytes(size_t cap)
+{
+    return gb__round_up(cap * sizeof(gb__index_slot), gb__os.page_size);
+}
 
 static gb__index_slot *table_new(gb__index_table *ix, size_t cap)
 {
-    size_t bytes = cap * sizeof(gb__index_slot);
-    void *p = NULL;
-    ix->mapped = false;
-    if (bytes >= MAPPED_TABLE && (p = gb__os.map(bytes, gb__os.page_size)) != NULL)
-        ix->mapped = true; /* a fresh mapping is zero */
-    else
+    void *p = gb__unix_map(table_bytes(cap), gb__os.page_size); /* a fresh mapping is zero */
+    ix->mapped = p != NULL;
+    if (!p)
         p = calloc(cap, sizeof(gb__index_slot));
     if (p)
-        GB__ADD(bytes_meta, bytes);
+        GB__ADD(bytes_meta, cap * sizeof(gb__index_slot));
     return p;
 }
 
 static void table_free(gb__index_slot *slots, size_t cap, bool mapped)
 {
-    size_t bytes = cap * sizeof *slots;
-    GB__SUB(bytes_meta, bytes);
+    size_t bytes = table_bytes(cap);
+    GB__SUB(bytes_meta, cap * sizeof *slots);
     if (!mapped) {
         free(slots);
-    } else if (gb__os.unmap(slots, bytes) != 0) {
+    } else if (gb__unix_unmap(slots, bytes) != 0) {
         /* At the mapping limit: the chunk layer's way for a mapping that
          * cannot be unmapped yet (emptied now, unmapped later, counted
          * meanwhile as one of the runtime's). */

@@ -12,7 +12,8 @@
  * under a reader. A range [base, base + size) is entered once for every
  * granule it touches, with a value that names it (a tagged pointer, below)
  * and the part of the granule it covers; the entries of one granule are
- * the candidates a lookup checks, so a lookup costs one probe sequence,
+ * the candidates a lookup checks, so a lookup costs a probe sequence in
+ * each of two tables (below),
  * reading nothing but the table: a granule is shared only by ranges
  * smaller than it, or by the two ends of ranges that meet in it.
  *   - slots holds cap entries (a power of two, or 0 and NULL before the
@@ -20,10 +21,9 @@
  *     slot, else granule + 1;
  *   - count entries are in use, at most half of cap;
  *   - slots is small, inside the thread's state, until more entries are
- *     needed; then a table of its own (malloc'd and counted in bytes_meta,
- *     or from 256 KiB a mapping counted with the runtime's mappings:
- *     index.c says why), which goes back when the table empties and slots
- *     is small again.
+ *     needed; then a table of its own, a mapping (index.c says why),
+ *     counted in bytes_meta, which goes back when the table empties and
+ *     slots is small again.
  */
 #ifndef GB_INDEX_H
 #define GB_INDEX_H
