@@ -442,7 +442,12 @@ static void grow_a_huge_block_moving_it(size_t offset)
     memset(p, 0x33, 2 * MIB);
     gb__chunk c = ((gb__block *)(p - GB__BLOCK_HDR))->chunk;
     CHECK(c.huge);
-    CHECK_EQ(kernel_says_advised(c.base), 1);
+    /* qemu-user takes MADV_HUGEPAGE without passing it to the host
+     * (measured: no "hg" in the mapping's VmFlags), so there the kernel's
+     * reading is printed and the runtime's counters alone are judged. */
+    bool kernel_judged = !GBT_EMULATED;
+    if (kernel_judged)
+        CHECK_EQ(kernel_says_advised(c.base), 1);
     CHECK_EQ(gbt_stats().bytes_huge, c.size);
     p = gb_realloc(p, 2 * MIB, 6 * MIB);
     CHECK_EQ(remaps, 1);
@@ -456,7 +461,10 @@ static void grow_a_huge_block_moving_it(size_t offset)
     fprintf(stderr, "grown to %zu KiB at %s huge page boundary, advised %d: counted %s, bytes_huge %zu KiB\n",
             d.size / 1024, aligned ? "a" : "no", advice, d.huge ? "huge" : "not huge", s.bytes_huge / 1024);
     CHECK_EQ(aligned, offset == 0);
-    CHECK_EQ(advice, 1); /* the advice moved with the mapping */
+    if (kernel_judged)
+        CHECK_EQ(advice, 1); /* the advice moved with the mapping */
+    else
+        fprintf(stderr, "not judged under emulation: the kernel's advice flag\n");
     CHECK_EQ(d.huge, aligned);
     CHECK_EQ(s.bytes_huge, aligned ? d.size : 0);
     gb_leave(r);
@@ -494,6 +502,9 @@ GB_TEST(an_aligned_mapping_is_trimmed_to_its_size)
 {
     gb_init(NULL);
     GBT_SKIP_IF(access("/proc/self/statm", R_OK) != 0, "no /proc to size the address space with");
+    /* Under qemu-user the size read is the emulator's own, which maps
+     * memory for itself while the test runs (measured: 37 pages more). */
+    GBT_SKIP_IF(GBT_EMULATED, "the address space read is the emulator's");
     size_t align = 2 * MIB;
     (void)vm_size(); /* stdio's buffer is malloc'd once, here */
     for (size_t n = gb__os.page_size; n <= 6 * MIB; n += 3 * MIB / 2) {
