@@ -141,6 +141,28 @@ static void drain(int fd, buffer *b)
     b->p[b->len] = '\0';
 }
 
+/* How many checkpoint lines the child has printed so far. */
+static int lines_printed(const buffer *b)
+{
+    size_t prefix = strlen(GBGATE_PREFIX " ");
+    int n = 0;
+    for (const char *l = b->p; l && *l;) {
+        if (strncmp(l, GBGATE_PREFIX " ", prefix) == 0)
+            n++;
+        const char *nl = strchr(l, '\n');
+        l = nl ? nl + 1 : NULL;
+    }
+    return n;
+}
+
+/* The first break of the pairing is kept; the readings after it cannot be
+ * matched to names, so one message is the whole story. */
+static void protocol_break(gbgate_child *c, const char *fmt, int a, int b)
+{
+    if (!c->protocol[0])
+        snprintf(c->protocol, sizeof c->protocol, fmt, a, b);
+}
+
 int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, char *const argv[],
                const char *extra_env)
 {
@@ -171,6 +193,14 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
         close(fds[1]);
         if (extra_env && putenv((char *)extra_env) != 0)
             _exit(126);
+        if (!fn) {
+            /* Only before an exec: a forked child's heap is left as the
+             * parent's was (see above). */
+            static char pid_env[32];
+            snprintf(pid_env, sizeof pid_env, "GBGATE_PID=%d", (int)getpid());
+            if (putenv(pid_env) != 0)
+                _exit(126);
+        }
         if (fn) {
             fn(arg);
             fflush(stdout);
@@ -201,7 +231,20 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
             if (c->stops < GBGATE_MAX_STOPS)
                 c->mem[c->stops] = gbgate_read(pid);
             c->stops++;
+            /* The child flushed its line before it stopped, so all of it
+             * is in the pipe now. */
             drain(fds[0], &b);
+            int n = lines_printed(&b);
+            if (n > c->stops)
+                protocol_break(c,
+                               "at stop %d it had printed %d checkpoint lines: a stop lost or late "
+                               "(a SIGSTOP sent to the process, not the thread?)",
+                               c->stops, n);
+            else if (n < c->stops)
+                protocol_break(c, "stop %d came with no new checkpoint line (%d printed; stdout not flushed?)",
+                               c->stops, n);
+            else if (!c->protocol[0])
+                c->paired = c->stops;
             kill(pid, SIGCONT);
             continue;
         }
@@ -211,9 +254,13 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
     fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) & ~O_NONBLOCK);
     drain(fds[0], &b);
     close(fds[0]);
+    int n = lines_printed(&b);
+    if (n > c->stops)
+        protocol_break(c, "%d checkpoint lines printed, %d read while stopped there: a line printed and never read",
+                       n, c->stops);
     c->out = b.p;
     c->out_map = b.cap;
-    return c->status == 0 ? 0 : -1;
+    return c->status == 0 && !c->protocol[0] ? 0 : -1;
 }
 
 const gbgate_mem *gbgate_mem_at(const gbgate_child *c, const char *name)
@@ -224,7 +271,7 @@ const gbgate_mem *gbgate_mem_at(const gbgate_child *c, const char *name)
         if (strncmp(l, GBGATE_PREFIX " ", prefix) == 0) {
             /* The name ends the line or is followed by its figures. */
             if (strncmp(l + prefix, name, n) == 0 && strchr(" \n", l[prefix + n]))
-                return k < c->stops && k < GBGATE_MAX_STOPS ? &c->mem[k] : NULL;
+                return k < c->paired && k < GBGATE_MAX_STOPS ? &c->mem[k] : NULL;
             k++;
         }
         const char *nl = strchr(l, '\n');

@@ -38,6 +38,12 @@ typedef struct gbgate_mem {
 typedef struct gbgate_child {
     int status;                          /* exit status, or -1 if it did not exit normally */
     int stops;                           /* how many times it stopped */
+    /* Empty when every stop came after exactly one new checkpoint line and
+     * every line was read while the child was stopped there; otherwise
+     * what broke the pairing (the first break), and the readings cannot be
+     * matched to their names. */
+    char protocol[192];
+    int paired;                          /* the stops read before that break: the readings named */
     gbgate_mem mem[GBGATE_MAX_STOPS];    /* read at each stop, in order */
     char *out;                           /* everything it printed on stdout */
     size_t out_map;                      /* the size of the mapping out is in */
@@ -49,12 +55,15 @@ gbgate_mem gbgate_read(pid_t pid);
 /* Runs fn(arg) in a forked child (if exe is NULL) or exe with argv (if fn
  * is NULL), reads its memory at every stop, continues it, and fills *c
  * with the readings and everything it printed on stdout. extra_env (NULL
- * or a "NAME=value" string) is set in the child only. Returns 0 when the
- * child exited with status 0. */
+ * or a "NAME=value" string) is set in the child only; an executed child
+ * also gets GBGATE_PID, its own pid, for a checkpoint made by a helper
+ * process (gbgate checkpoint). Returns 0 when the child exited with status
+ * 0 and kept to the protocol (c->protocol empty). */
 int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, char *const argv[],
                const char *extra_env);
 
-/* The memory read at the child's checkpoint <name>; NULL when it had none. */
+/* The memory read at the child's checkpoint <name>; NULL when it had none,
+ * or when the pairing of lines and stops broke before it. */
 const gbgate_mem *gbgate_mem_at(const gbgate_child *c, const char *name);
 
 void gbgate_child_free(gbgate_child *c);

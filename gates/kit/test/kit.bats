@@ -396,9 +396,39 @@ verdict() {
     echo "$output"
     [ "$status" -eq 0 ]
     [ "${lines[2]}" = "stops frees 2 status 0" ]
-    [ "${lines[5]}" = "stops keeps 2 status 0" ]
+    [ "${lines[3]}" = "protocol exact" ]
+    [ "${lines[6]}" = "stops keeps 2 status 0" ]
+    [ "${lines[7]}" = "protocol exact" ]
     # The child that gave 64 MiB back reads under 32 MiB; the one that kept
     # two rounds of it, over 128.
     (($(cut -d' ' -f3 <<<"${lines[1]}") < 32 * 1024))
-    (($(cut -d' ' -f3 <<<"${lines[4]}") > 128 * 1024))
+    (($(cut -d' ' -f3 <<<"${lines[5]}") > 128 * 1024))
+}
+
+@test "the C reader names a lost stop, a line never read and a stop with no line, and files no reading under a wrong name" {
+    # lost: round-1 and round-2 printed before the first stop; after the
+    # second the counts agree again, but no reading past the break can be
+    # named, so neither name has one.
+    run "${BATS_FILE_TMPDIR}/reader" "${PROG}" 8 lost
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "${lines[0]}" = "lost round-1 -1" ]
+    [ "${lines[1]}" = "lost round-2 -1" ]
+    [ "${lines[2]}" = "stops lost 3 status 0" ]
+    [ "${lines[3]}" = "protocol at stop 1 it had printed 2 checkpoint lines: a stop lost or late (a SIGSTOP sent to the process, not the thread?)" ]
+    # unread: round-1 read where it stopped; round-2 printed, never read.
+    run "${BATS_FILE_TMPDIR}/reader" "${PROG}" 8 unread
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "${lines[0]}" =~ ^unread\ round-1\ [1-9][0-9]*$ ]]
+    [ "${lines[1]}" = "unread round-2 -1" ]
+    [ "${lines[3]}" = "protocol 2 checkpoint lines printed, 1 read while stopped there: a line printed and never read" ]
+    # mute: round-1 read; then a stop with no line; round-2's reading
+    # would be the mute stop's, so it has none.
+    run "${BATS_FILE_TMPDIR}/reader" "${PROG}" 8 mute
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "${lines[0]}" =~ ^mute\ round-1\ [1-9][0-9]*$ ]]
+    [ "${lines[1]}" = "mute round-2 -1" ]
+    [ "${lines[3]}" = "protocol stop 2 came with no new checkpoint line (1 printed; stdout not flushed?)" ]
 }

@@ -28,10 +28,11 @@
  * Protocol breaks, each checkpoint taking and giving back MIB first (the
  * lines are printed by hand, the way a runtime whose stop is not the
  * header's would print them):
- *   lost      prints round-1 and round-2, then stops once, then a
+ *   lost      prints round-1 and round-2, then stops twice, then a
  *             round-3 checkpoint: the stop of round-1 landed late, after
  *             the next line (a process-directed SIGSTOP, the calling
- *             thread running on), and merged with round-2's
+ *             thread running on); after it the counts agree again, and
+ *             a reader must still not trust the pairing
  *   unread    a round-1 checkpoint, then prints round-2 and exits without
  *             stopping there
  *   mute      a round-1 checkpoint, then stops with no line (stdout not
@@ -134,8 +135,10 @@ int main(int argc, char **argv)
         if (mode[0] == 'l') {
             printf("checkpoint round-1 round=1\ncheckpoint round-2 round=2\n");
             fflush(stdout);
-            if (stop)
+            if (stop) {
                 raise(SIGSTOP);
+                raise(SIGSTOP);
+            }
             round_checkpoint(3);
         } else if (mode[0] == 'u') {
             round_checkpoint(1);

@@ -6,33 +6,47 @@
  * kit.bats to check: the reader must see both stops, and tell the child
  * that gave its memory back from the one that kept it.
  *
- * Usage: reader PROG [MIB]
+ * With MODE, runs "prog MODE MIB" once and prints the same lines for its
+ * round-1 and round-2, then "protocol <what broke the pairing>" or
+ * "protocol exact": the program's protocol breaks (lost, unread, mute)
+ * must each be named, and no reading filed under a name it was not read
+ * at.
+ *
+ * Usage: reader PROG [MIB [MODE]]
  */
 #include "gbgate_reader.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
+static int run(const char *prog, const char *mode, const char *mib)
+{
+    char *args[] = {(char *)prog, (char *)mode, (char *)mib, "2", NULL};
+    gbgate_child c;
+    int rc = gbgate_run(&c, NULL, NULL, prog, args, NULL);
+    const char *names[] = {"round-1", "round-2"};
+    for (int i = 0; i < 2; i++) {
+        const gbgate_mem *mem = gbgate_mem_at(&c, names[i]);
+        printf("%s %s %ld\n", mode, names[i], mem ? mem->rss_kib : -1L);
+    }
+    printf("stops %s %d status %d\n", mode, c.stops, c.status);
+    printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
+    gbgate_child_free(&c);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs("usage: reader PROG [MIB]\n", stderr);
+        fputs("usage: reader PROG [MIB [MODE]]\n", stderr);
         return 2;
     }
+    const char *mib = argc > 2 ? argv[2] : "64";
+    if (argc > 3)
+        return run(argv[1], argv[3], mib) == 0 ? 0 : 1;
     const char *modes[] = {"frees", "keeps"};
-    for (int m = 0; m < 2; m++) {
-        char *args[] = {argv[1], (char *)modes[m], argc > 2 ? argv[2] : "64", "2", NULL};
-        gbgate_child c;
-        int rc = gbgate_run(&c, NULL, NULL, argv[1], args, NULL);
-        const char *names[] = {"round-1", "round-2"};
-        for (int i = 0; i < 2; i++) {
-            const gbgate_mem *mem = gbgate_mem_at(&c, names[i]);
-            printf("%s %s %ld\n", modes[m], names[i], mem ? mem->rss_kib : -1L);
-        }
-        printf("stops %s %d status %d\n", modes[m], c.stops, c.status);
-        gbgate_child_free(&c);
-        if (rc != 0)
+    for (int m = 0; m < 2; m++)
+        if (run(argv[1], modes[m], mib) != 0)
             return 1;
-    }
     return 0;
 }
