@@ -144,8 +144,16 @@ gk_start() {
     # (set -m) starts it as the leader of a process group of its own, so
     # that everything it starts can be found (gk_group_stopped) and killed
     # with it (gk_kill): nothing the kit started outlives the run.
+    #
+    # sh exports its own pid as GBGATE_PID before it execs env, so the
+    # program's environment names the pid the kit started and reads, the
+    # one the checkpoint helper (gbgate checkpoint) must stop; with it,
+    # GBGATE_STOPS_FILE, where gk_next counts the stops it has read.
+    GK_STOPS_FILE="$GK_OUT.stops"
+    echo 0 >"$GK_STOPS_FILE"
     set -m
-    env GBGATE=stop "$@" >"$GK_OUT" 2>"$GK_ERR" 3>&- &
+    sh -c 'GBGATE_PID=$$; export GBGATE_PID; exec env "$@"' sh \
+        GBGATE=stop GBGATE_STOPS_FILE="$GK_STOPS_FILE" "$@" >"$GK_OUT" 2>"$GK_ERR" 3>&- &
     GK_PID=$!
     set +m
     GK_PGID=$GK_PID
@@ -272,6 +280,7 @@ gk_next() {
         case "$stat" in
             T*)
                 GK_STOPS=$((GK_STOPS + 1))
+                gk_stops_read
                 lines="$(gk_checkpoint_lines)"
                 if ((lines < GK_STOPS)); then
                     gk_protocol "stop $GK_STOPS came with no new checkpoint line (it stopped without printing one, or its stdout was not flushed)"
@@ -332,6 +341,12 @@ gk_next() {
         fi
         sleep 0.05
     done
+}
+
+# gk_stops_read: tells the checkpoint helper that the runner has read
+# stop GK_STOPS (gk_helper); one write, no process started.
+gk_stops_read() {
+    [[ -z "${GK_STOPS_FILE:-}" ]] || echo "$GK_STOPS" >"$GK_STOPS_FILE"
 }
 
 # gk_unread_names N: the names of the checkpoint lines after the N-th, the
@@ -503,4 +518,248 @@ gk_option() {
         fi
     done
     return 0
+}
+
+# ------------------------------------------------- the checkpoint helper
+
+# gbgate checkpoint NAME [KEY=VALUE ...]: the checkpoint of gbgate.h as a
+# command, for a program in any language that can run one and wait for it
+# (Python's subprocess.run, Node's execFileSync, Go's exec.Command().Run,
+# Ruby's system, Lua's os.execute, a shell script). Under GBGATE=stop it
+# prints the line on its stdout (the program's, inherited, so the line
+# lands where the runner reads), stops the process the runner started
+# (GBGATE_PID) and returns only once that process is stopped: the caller,
+# blocked waiting for the helper, cannot run on past its line whatever
+# threads its runtime has. Under GBGATE=print it only prints; otherwise it
+# does nothing.
+#
+# The runner also exports GBGATE_STOPS_FILE, a file holding the number of
+# stops it has read, written before it continues the program. The helper
+# reads it before the stop and takes a higher number as proof that the
+# stop happened: a runner that reads and continues the program between two
+# of the helper's polls would otherwise leave the helper waiting for a
+# stop that has come and gone, and the caller waiting for the helper.
+gk_helper() {
+    local mode="${GBGATE:-}" name="${1:-}" w rest="" pid settle
+    [[ "$mode" == stop || "$mode" == print ]] || return 0
+    gk_helper_valid_name "$name" ||
+        gk_helper_die "the checkpoint's name \"$name\" is not a word of letters, digits and - _ . (usage: gbgate checkpoint NAME [KEY=VALUE ...])"
+    shift
+    for w in "$@"; do
+        gk_helper_valid_pair "$w" ||
+            gk_helper_die "\"$w\" (checkpoint $name) is not KEY=VALUE: the key a word of letters, digits and - _ ., the value without spaces"
+        rest="$rest $w"
+    done
+    if [[ "$mode" == print ]]; then
+        printf 'checkpoint %s%s\n' "$name" "$rest"
+        return 0
+    fi
+    pid="${GBGATE_PID:-}"
+    [[ -n "$pid" ]] ||
+        gk_helper_die "GBGATE=stop, but GBGATE_PID is not set: the helper stops the process the runner started, whose pid the runner exports as GBGATE_PID; run the program under gbgate run (or gate.bash), which sets both"
+    [[ "$pid" =~ ^[1-9][0-9]*$ ]] || gk_helper_die "GBGATE_PID is \"$pid\", not a process id"
+    settle="$(gk_helper_settle_s)" || exit 2
+    if ! gk_helper_caller_is "$pid"; then
+        # The line goes out unread, so the runner's pairing calls the run
+        # red for protocol whatever the program does next; the message
+        # says why.
+        printf 'checkpoint %s%s\n' "$name" "$rest"
+        echo "gbgate checkpoint: error: $GK_HELPER_WHY" >&2
+        exit 2
+    fi
+    gk_helper_stop "$pid" "checkpoint $name$rest" || exit 1
+    # Settling: the runner has read the stop and continues the program;
+    # the caller stays blocked while its runtime's other threads run, then
+    # the helper stops it again for the settled reading.
+    if [[ -n "$settle" ]]; then
+        gk_helper_wait_running "$pid" || exit 1
+        gk_helper_sleep "$settle"
+        gk_helper_stop "$pid" "settled $name" || exit 1
+    fi
+    return 0
+}
+
+gk_helper_die() {
+    echo "gbgate checkpoint: error: $*" >&2
+    exit 2
+}
+
+# The grammar the runners read: a name and keys are words of letters,
+# digits and - _ .; a value has no white space (it may be empty).
+gk_helper_valid_name() {
+    [[ "$1" =~ ^[A-Za-z0-9._-]+$ ]]
+}
+
+gk_helper_valid_pair() {
+    [[ "$1" =~ ^[A-Za-z0-9._-]+=[^[:space:]]*$ ]]
+}
+
+# gk_helper_settle_s: GBGATE_SETTLE_S as the runner exported it (seconds,
+# possibly with a fraction), or nothing when unset or 0. Anything else is
+# an error: a settle the helper silently skipped would be a missing stop.
+gk_helper_settle_s() {
+    local s="${GBGATE_SETTLE_S:-}"
+    [[ -z "$s" ]] && return 0
+    if [[ ! "$s" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+        echo "gbgate checkpoint: error: GBGATE_SETTLE_S is \"$s\", not a number of seconds" >&2
+        return 1
+    fi
+    [[ "$s" =~ ^0+(\.0+)?$ ]] && return 0
+    echo "$s"
+}
+
+# gk_helper_errors: the checkpoint helper's first error in the program's
+# stderr, as "; the helper said: ...", for a red verdict's detail: the
+# runner sees only the pairing the error broke.
+gk_helper_errors() {
+    local e
+    e="$(grep -m 1 '^gbgate checkpoint: error: ' "$GK_ERR" 2>/dev/null || true)"
+    [[ -z "$e" ]] || echo "; the helper said: ${e#gbgate checkpoint: error: }"
+}
+
+# gk_helper_caller_is PID: the helper was run by PID itself, or by a shell
+# PID started for it (Lua's os.execute, a system() or shell=True: sh -c).
+# Otherwise the process the runner started and reads is a wrapper of the
+# program that called the helper (sh -c 'prog; true'): stopping and reading
+# the wrapper would judge the wrong process, so GK_HELPER_WHY says so and
+# it fails.
+gk_helper_caller_is() {
+    local pid="$1" parent="$PPID" pp="" comm=""
+    ((parent == pid)) && return 0
+    gk_helper_parent_of "$parent"
+    pp="$GK_HELPER_PARENT" comm="$GK_HELPER_COMM"
+    # A shell running one command line (-c), not a script: sh checkpoint.sh
+    # run by a wrapper is a program of its own.
+    if [[ "$pp" == "$pid" ]] && gk_helper_is_sh_c "$parent"; then
+        case "$comm" in
+            sh | bash | dash | ash | ksh | mksh | zsh | busybox) return 0 ;;
+        esac
+    fi
+    gk_helper_parent_of "$pid"
+    GK_HELPER_WHY="the helper was run by pid $parent (${comm:-?}), not by the process the runner started, GBGATE_PID $pid (${GK_HELPER_COMM:-?}), nor by a shell that process started: a wrapper started the program without exec; start the program itself, or end the wrapper with exec (sh -c 'exec prog')"
+    return 1
+}
+
+# gk_helper_is_sh_c PID: PID's second argument is an option with c in it
+# (sh -c, sh -ec).
+gk_helper_is_sh_c() {
+    local a0="" a1=""
+    if [[ -r "/proc/$1/cmdline" ]]; then
+        { IFS= read -r -d '' a0 && IFS= read -r -d '' a1; } <"/proc/$1/cmdline" 2>/dev/null || true
+    else
+        read -r a0 a1 _ <<<"$(ps -o args= -p "$1" 2>/dev/null)" || true
+    fi
+    [[ "$a1" == -*c* ]]
+}
+
+# gk_helper_parent_of PID: GK_HELPER_PARENT and GK_HELPER_COMM are PID's
+# parent and the name of its program (empty when it is gone).
+gk_helper_parent_of() {
+    local line="" rest
+    GK_HELPER_PARENT="" GK_HELPER_COMM=""
+    if [[ -d /proc/self ]]; then
+        read -r line <"/proc/$1/stat" 2>/dev/null || return 0
+        rest="${line##*) }"
+        GK_HELPER_COMM="${line#*(}"
+        GK_HELPER_COMM="${GK_HELPER_COMM%) *}"
+        rest="${rest#* }"
+        GK_HELPER_PARENT="${rest%% *}"
+    else
+        read -r GK_HELPER_PARENT GK_HELPER_COMM <<<"$(ps -o ppid= -o comm= -p "$1" 2>/dev/null)" || true
+        GK_HELPER_COMM="${GK_HELPER_COMM##*/}"
+    fi
+}
+
+# gk_helper_stops_read: GK_HELPER_READ is the runner's count of stops
+# read, 0 without one. A variable, not output: the helper calls it at every
+# poll, and a command substitution would start a process each time.
+gk_helper_stops_read() {
+    GK_HELPER_READ=""
+    if [[ -n "${GBGATE_STOPS_FILE:-}" && -r "$GBGATE_STOPS_FILE" ]]; then
+        read -r GK_HELPER_READ <"$GBGATE_STOPS_FILE" || true
+    fi
+    [[ "$GK_HELPER_READ" =~ ^[0-9]+$ ]] || GK_HELPER_READ=0
+}
+
+# gk_helper_stop PID LINE: prints LINE, stops PID and waits until the stop
+# has happened: PID stopped, or the runner's count of stops past the one
+# before the line. Fails when PID is gone.
+gk_helper_stop() {
+    local pid="$1" before
+    gk_helper_stops_read
+    before=$GK_HELPER_READ
+    printf '%s\n' "$2"
+    kill -STOP "$pid" 2>/dev/null || {
+        echo "gbgate checkpoint: error: cannot stop GBGATE_PID $pid (no such process, or not ours)" >&2
+        return 1
+    }
+    gk_helper_poll_init
+    while :; do
+        gk_helper_state "$pid"
+        case "$GK_HELPER_STATE" in
+            T* | t*) return 0 ;;
+            "" | Z* | X*)
+                echo "gbgate checkpoint: error: the process $pid ended before it stopped" >&2
+                return 1
+                ;;
+        esac
+        gk_helper_stops_read
+        ((GK_HELPER_READ > before)) && return 0
+        gk_helper_pause
+    done
+}
+
+# gk_helper_wait_running PID: waits until the runner has continued PID.
+gk_helper_wait_running() {
+    gk_helper_poll_init
+    while :; do
+        gk_helper_state "$1"
+        case "$GK_HELPER_STATE" in
+            T* | t*) gk_helper_pause ;;
+            "" | Z* | X*) return 1 ;;
+            *) return 0 ;;
+        esac
+    done
+}
+
+# gk_helper_state PID: GK_HELPER_STATE is the process's state letter(s),
+# empty when it is gone. On Linux from /proc/PID/stat with bash's own read
+# (the state is the word after the command's closing parenthesis), so a
+# poll starts no process; elsewhere from ps.
+gk_helper_state() {
+    local line=""
+    GK_HELPER_STATE=""
+    if [[ -d /proc/self ]]; then
+        [[ -r "/proc/$1/stat" ]] || return 0
+        read -r line <"/proc/$1/stat" 2>/dev/null || return 0
+        line="${line##*) }"
+        GK_HELPER_STATE="${line%% *}"
+    else
+        GK_HELPER_STATE="$(ps -o stat= -p "$1" 2>/dev/null | tr -d ' ')"
+    fi
+}
+
+# The helper polls without starting a process per poll where bash can
+# wait a fraction of a second on its own (bash 4 and later): a read with a
+# time limit on a pipe that never has data. Elsewhere, sleep.
+gk_helper_poll_init() {
+    [[ -n "${GK_HELPER_FD:-}" ]] && return 0
+    GK_HELPER_FD=none
+    if ((BASH_VERSINFO[0] >= 4)) && [[ -d /proc/self/fd ]]; then
+        # The pipe opened for reading and writing never reaches its end.
+        exec 9<> <(:) && GK_HELPER_FD=9
+    fi
+}
+
+gk_helper_pause() {
+    if [[ "$GK_HELPER_FD" == 9 ]]; then
+        read -r -t 0.002 -u 9 _ || true
+    else
+        sleep 0.01
+    fi
+}
+
+# gk_helper_sleep SECONDS: the settle, with the caller blocked.
+gk_helper_sleep() {
+    sleep "$1"
 }

@@ -1,0 +1,116 @@
+#!/usr/bin/env bats
+# protocol.bats -- the checkpoint protocol from languages other than C: the
+# helper (gbgate checkpoint) and the snippets in ../snippets/, each run
+# under gbgate run with a cap, green, and each with one mistake a program
+# in that language is likely to make, red for protocol. A runtime that is
+# not installed skips its tests, saying which (ci/install-deps.sh installs
+# them). Run by hand: bats gates/kit/test/protocol.bats.
+bats_require_minimum_version 1.8.0
+
+setup() {
+    TEST_DIR="$(cd "$(dirname "${BATS_TEST_FILENAME}")" && pwd)"
+    KIT="$(dirname "${TEST_DIR}")"
+    KIT_GBGATE="${KIT}/gbgate"
+    SNIPPETS="${KIT}/snippets"
+    # The snippets call the helper by its name, as an installed kit is.
+    PATH="${KIT}:${PATH}"
+    export PATH
+}
+
+verdict() {
+    echo "${lines[${#lines[@]} - 1]}"
+}
+
+# field NAME KEY: the figure KEY of the runner's line for checkpoint NAME.
+field() {
+    grep "^checkpoint $1 " <<<"$output" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+
+need() {
+    command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed (ci/install-deps.sh installs it)"
+}
+
+@test "the helper does nothing outside the kit, prints under GBGATE=print" {
+    run env -u GBGATE "${KIT_GBGATE}" checkpoint left objects=3
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+    GBGATE=print run "${KIT_GBGATE}" checkpoint left objects=3 note=a-b.c
+    [ "$status" -eq 0 ]
+    [ "$output" = "checkpoint left objects=3 note=a-b.c" ]
+}
+
+@test "the helper refuses a line the runners could not read, and a stop with nothing to stop" {
+    GBGATE=print run "${KIT_GBGATE}" checkpoint "two words"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *'the checkpoint'"'"'s name "two words" is not a word'* ]] || false
+    GBGATE=print run "${KIT_GBGATE}" checkpoint left objects
+    [ "$status" -eq 2 ]
+    [[ "$output" == *'"objects" (checkpoint left) is not KEY=VALUE'* ]] || false
+    GBGATE=print run "${KIT_GBGATE}" checkpoint left "note=a b"
+    [ "$status" -eq 2 ]
+    GBGATE=print run "${KIT_GBGATE}" checkpoint
+    [ "$status" -eq 2 ]
+    GBGATE=stop run env -u GBGATE_PID "${KIT_GBGATE}" checkpoint left
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"GBGATE=stop, but GBGATE_PID is not set"* ]] || false
+    [[ "$output" != *"checkpoint left"$'\n'* ]] || false
+}
+
+@test "the helper stops the program the runner started, and the runner reads it there" {
+    run "${KIT_GBGATE}" run --cap 8MiB --at freed -- bash "${SNIPPETS}/checkpoint.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(verdict)" = "gate: pass" ]
+    # The reading is the shell's: 16 MiB held at held, given back at freed.
+    (($(field held rss_kib) > 16 * 1024))
+    (($(field freed rss_kib) < 8 * 1024))
+    [ "$(field held bytes)" = 16777216 ]
+}
+
+@test "the helper through an intermediate sh -c (Lua's os.execute, system()) stops the program" {
+    # bash, the program, runs sh -c, which runs the helper: the helper's
+    # parent is a shell the program started for it.
+    run "${KIT_GBGATE}" run --at a,b -- bash -c 'sh -c "gbgate checkpoint a n=1"; sh -c "gbgate checkpoint b n=2"; true'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(field b n)" = 2 ]
+}
+
+@test "the helper in a program behind a wrapper that does not exec is red for protocol, saying why" {
+    run "${KIT_GBGATE}" run --cap 8MiB -- sh -c "bash \"${SNIPPETS}/checkpoint.sh\"; true"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (protocol): "*"the helper said: the helper was run by pid "*" (bash), not by the process the runner started, GBGATE_PID "*" (sh), nor by a shell that process started: a wrapper started the program without exec"* ]] || false
+    run "${KIT_GBGATE}" run --cap 8MiB --at freed -- sh -c "exec bash \"${SNIPPETS}/checkpoint.sh\""
+    [ "$status" -eq 0 ]
+}
+
+@test "the helper returns when the runner read and continued the stop before it looked" {
+    # A runner that reads the stop and continues the program between two
+    # of the helper's polls: the helper never sees it stopped and must take
+    # the runner's count of stops read as the proof. Here the program (a
+    # bash that runs the helper) is continued again and again from the
+    # moment its line is out, and the count written then.
+    local out="${BATS_TEST_TMPDIR}/out" stops="${BATS_TEST_TMPDIR}/stops" pidf="${BATS_TEST_TMPDIR}/pid" cont rc=0
+    echo 0 >"${stops}"
+    (
+        until [[ -s "${pidf}" ]]; do sleep 0.01; done
+        read -r p <"${pidf}"
+        l="" written=0
+        while kill -CONT "${p}" 2>/dev/null; do
+            if ((!written)); then
+                read -r l <"${out}" || true
+                [[ "$l" != "checkpoint left" ]] || { echo 1 >"${stops}"; written=1; }
+            fi
+        done
+    ) 3>&- &
+    cont=$!
+    # shellcheck disable=SC2016  # $$ is the inner bash's
+    GBGATE=stop GBGATE_STOPS_FILE="${stops}" timeout 20 \
+        bash -c 'echo $$ >"$1"; GBGATE_PID=$$ gbgate checkpoint left; true' _ "${pidf}" >"${out}" 2>&1 || rc=$?
+    kill "${cont}" 2>/dev/null || true
+    wait "${cont}" 2>/dev/null || true
+    cat "${out}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "checkpoint left" ]
+}
