@@ -5,6 +5,9 @@
 # in that language is likely to make, red for protocol. A runtime that is
 # not installed skips its tests, saying which (ci/install-deps.sh installs
 # them). Run by hand: bats gates/kit/test/protocol.bats.
+# The helpers below read the status and output that bats' run sets for
+# the test that calls them.
+# shellcheck disable=SC2030,SC2031
 bats_require_minimum_version 1.8.0
 
 setup() {
@@ -113,4 +116,96 @@ need() {
     cat "${out}"
     [ "${rc}" -eq 0 ]
     [ "$(cat "${out}")" = "checkpoint left" ]
+}
+
+# snippet_gate CAP CHECKPOINT_CAP COMMAND...: runs a snippet under the
+# runner with a cap at freed; it must pass, over the cap at held (the
+# reading is the program's, and the cap has teeth) and under it at freed.
+snippet_gate() {
+    local cap="$1" kib="$2"
+    shift 2
+    run "${KIT_GBGATE}" run --cap "${cap}" --at freed -- "$@"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(verdict)" = "gate: pass" ]
+    (($(field held rss_kib) > kib))
+    (($(field freed rss_kib) <= kib))
+    [ "$(field held bytes)" -gt 0 ]
+}
+
+# stop_without_line: the verdict of a stop that came with no line.
+stop_without_line() {
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = "gate: fail (protocol): stop 1 came with no new checkpoint line (it stopped without printing one, or its stdout was not flushed)" ]
+}
+
+@test "Python: the snippet passes; a line not flushed before its own stop is red for protocol" {
+    need python3
+    snippet_gate 24MiB $((24 * 1024)) python3 "${SNIPPETS}/checkpoint.py"
+    # Its own stop is exact in Python (the thread that prints is the one
+    # the signal stops), but print() to a file is buffered, unless
+    # PYTHONUNBUFFERED is set, as it may be where the tests run.
+    cat >"${BATS_TEST_TMPDIR}/mistake.py" <<'PY'
+import os, signal
+print("checkpoint held")
+os.kill(os.getpid(), signal.SIGSTOP)
+print("checkpoint freed", flush=True)
+os.kill(os.getpid(), signal.SIGSTOP)
+PY
+    run "${KIT_GBGATE}" run -- env -u PYTHONUNBUFFERED python3 "${BATS_TEST_TMPDIR}/mistake.py"
+    echo "$output"
+    stop_without_line
+}
+
+@test "Node: the snippet passes; the helper's stdout left to a pipe is red for protocol" {
+    need node
+    snippet_gate 64MiB $((64 * 1024)) node --expose-gc "${SNIPPETS}/checkpoint.js"
+    # execFileSync's default stdio pipes the helper's stdout back to Node:
+    # the line never reaches the runner, the stop does.
+    sed 's/, { stdio: "inherit" })/)/' "${SNIPPETS}/checkpoint.js" >"${BATS_TEST_TMPDIR}/mistake.js"
+    run ! grep -q 'stdio: "inherit"' "${BATS_TEST_TMPDIR}/mistake.js"
+    run "${KIT_GBGATE}" run -- node --expose-gc "${BATS_TEST_TMPDIR}/mistake.js"
+    echo "$output"
+    stop_without_line
+}
+
+@test "Go: the snippet passes; the helper's stdout left unset is red for protocol" {
+    need go
+    local bin="${BATS_TEST_TMPDIR}/checkpoint"
+    # Built, not go run: go run is a wrapper that does not exec.
+    (cd "${BATS_TEST_TMPDIR}" && go build -o "${bin}" "${SNIPPETS}/checkpoint.go")
+    snippet_gate 24MiB $((24 * 1024)) "${bin}"
+    # exec.Command's Stdout left nil is /dev/null: the line is lost.
+    mkdir -p "${BATS_TEST_TMPDIR}/mistake"
+    grep -v 'cmd.Stdout, cmd.Stderr = ' "${SNIPPETS}/checkpoint.go" >"${BATS_TEST_TMPDIR}/mistake/main.go"
+    (cd "${BATS_TEST_TMPDIR}/mistake" && go build -o "${bin}-mistake" main.go)
+    run "${KIT_GBGATE}" run -- "${bin}-mistake"
+    echo "$output"
+    stop_without_line
+}
+
+@test "Ruby: the snippet passes; a line not flushed before its own stop is red for protocol" {
+    need ruby
+    snippet_gate 24MiB $((24 * 1024)) ruby "${SNIPPETS}/checkpoint.rb"
+    cat >"${BATS_TEST_TMPDIR}/mistake.rb" <<'RB'
+puts "checkpoint held"
+Process.kill(:STOP, Process.pid)
+RB
+    run "${KIT_GBGATE}" run -- ruby "${BATS_TEST_TMPDIR}/mistake.rb"
+    echo "$output"
+    stop_without_line
+}
+
+@test "Lua: the snippet passes; a line not flushed before a stop by kill is red for protocol" {
+    need lua5.4
+    snippet_gate 24MiB $((24 * 1024)) lua5.4 "${SNIPPETS}/checkpoint.lua"
+    # Lua has no kill of its own: a shell sends it ($PPID is Lua), after a
+    # line left in stdio's buffer.
+    cat >"${BATS_TEST_TMPDIR}/mistake.lua" <<'LUA'
+io.write("checkpoint held\n")
+os.execute("kill -STOP $PPID")
+LUA
+    run "${KIT_GBGATE}" run -- lua5.4 "${BATS_TEST_TMPDIR}/mistake.lua"
+    echo "$output"
+    stop_without_line
 }
