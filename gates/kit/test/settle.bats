@@ -57,7 +57,7 @@ field() {
     [[ "$under" =~ ^[0-9]+\.[0-9]{3}$ && "$after" =~ ^[0-9]+\.[0-9]{3}$ ]] || false
     awk -v u="$under" -v a="$after" 'BEGIN { exit !(u < a) }'
     [ "$(field freed mib)" = 64 ]
-    [[ "${lines[${#lines[@]} - 2]}" == "gate: figure "*" MiB settled, "*" MiB right after, under the cap after ${under} s at freed" ]] || false
+    [[ "${lines[${#lines[@]} - 2]}" == "gate: figure "*" MiB settled, "*" MiB right after, under the cap after ${under} s at freed"* ]] || false
 }
 
 @test "memory never given back is red right after and settled" {
@@ -137,7 +137,7 @@ field() {
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "$output" == *"gate cells: 4 passed, 0 failed"* ]] || false
-    grep -q "^| settled | ✓ [0-9.]* MiB settled, [0-9.]* MiB right after, under the cap after [0-9.]* s at freed | ✓ red (rss): at freed (settled [0-9.]* s; right after, [0-9.]* MiB): " "${out}/matrix.md"
+    grep -q "^| settled | ✓ [0-9.]* MiB settled, [0-9.]* MiB right after, under the cap after [0-9.]* s at freed[^|]* | ✓ red (rss): at freed (settled [0-9.]* s; right after, [0-9.]* MiB): " "${out}/matrix.md"
     grep -q "$(printf '^settled\tlate\tgreen\tpass\t-\t.* MiB settled, .* MiB right after, under the cap after .*\tok$')" "${out}/matrix.tsv"
     grep -q "$(printf '\tfreed$')" "${out}/series/settled__late.tsv"
     grep -q "$(printf '\tfreed settled$')" "${out}/series/settled__late.tsv"
