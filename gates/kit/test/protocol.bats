@@ -109,9 +109,10 @@ need() {
     # A runner that reads the stop and continues the program between two
     # of the helper's polls: the helper never sees it stopped and must take
     # the runner's count of stops read as the proof. Here the program (a
-    # bash that runs the helper) is continued again and again from the
-    # moment its line is out, and the count written then.
-    local out="${BATS_TEST_TMPDIR}/out" stops="${BATS_TEST_TMPDIR}/stops" pidf="${BATS_TEST_TMPDIR}/pid" cont rc=0
+    # bash that runs the helper) is continued again and again, by two
+    # loops, so that the helper almost never finds it stopped, and the
+    # count is written once its line is out.
+    local out="${BATS_TEST_TMPDIR}/out" stops="${BATS_TEST_TMPDIR}/stops" pidf="${BATS_TEST_TMPDIR}/pid" cont cont2 rc=0
     echo 0 >"${stops}"
     (
         until [[ -s "${pidf}" ]]; do sleep 0.01; done
@@ -125,11 +126,17 @@ need() {
         done
     ) 3>&- &
     cont=$!
+    (
+        until [[ -s "${pidf}" ]]; do sleep 0.01; done
+        read -r p <"${pidf}"
+        while kill -CONT "${p}" 2>/dev/null; do :; done
+    ) 3>&- &
+    cont2=$!
     # shellcheck disable=SC2016  # $$ is the inner bash's
     GBGATE=stop GBGATE_STOPS_FILE="${stops}" within 20 \
         bash -c 'echo $$ >"$1"; GBGATE_PID=$$ gbgate checkpoint left; true' _ "${pidf}" >"${out}" 2>&1 || rc=$?
-    kill "${cont}" 2>/dev/null || true
-    wait "${cont}" 2>/dev/null || true
+    kill "${cont}" "${cont2}" 2>/dev/null || true
+    wait "${cont}" "${cont2}" 2>/dev/null || true
     cat "${out}"
     [ "${rc}" -eq 0 ]
     [ "$(cat "${out}")" = "checkpoint left" ]
