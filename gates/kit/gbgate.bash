@@ -346,12 +346,6 @@ gk_next() {
     done
 }
 
-# gk_stops_read: tells the checkpoint helper that the runner has read
-# stop GK_STOPS (gk_helper); one write, no process started.
-gk_stops_read() {
-    [[ -z "${GK_STOPS_FILE:-}" ]] || echo "$GK_STOPS" >"$GK_STOPS_FILE"
-}
-
 # gk_unread_names N: the names of the checkpoint lines after the N-th, the
 # ones printed and not read, for a protocol error.
 gk_unread_names() {
@@ -580,6 +574,12 @@ gk_helper() {
         gk_helper_stop "$pid" "settled $name" || exit 1
     fi
     return 0
+}
+
+# gk_stops_read: tells the checkpoint helper that the runner has read
+# stop GK_STOPS (gk_helper); one write, no process started.
+gk_stops_read() {
+    [[ -z "${GK_STOPS_FILE:-}" ]] || echo "$GK_STOPS" >"$GK_STOPS_FILE"
 }
 
 gk_helper_die() {
@@ -868,10 +868,10 @@ gk_settle_line() {
     read -r -a first <<<"$1"
     read -r -a second <<<"$2"
     out="checkpoint ${first[1]:-} right_after_rss_kib=$3 right_after_lazyfree_kib=$4"
-    out="$out settled_after_s=$(gk_seconds "$GK_SETTLE_AFTER_US")"
+    out="$out settled_after_s=$(gk_settle_seconds "$GK_SETTLE_AFTER_US")"
     if [[ -n "$5" ]]; then
         if [[ -n "$GK_SETTLE_UNDER_US" ]]; then
-            out="$out under_cap_after_s=$(gk_seconds "$GK_SETTLE_UNDER_US")"
+            out="$out under_cap_after_s=$(gk_settle_seconds "$GK_SETTLE_UNDER_US")"
         else
             out="$out under_cap_after_s=never"
         fi
@@ -893,7 +893,7 @@ gk_settle_line() {
     echo "$out"
 }
 
-# gk_seconds US: "1.234".
-gk_seconds() {
+# gk_settle_seconds US: "1.234".
+gk_settle_seconds() {
     printf '%d.%03d' $(($1 / 1000000)) $(($1 / 1000 % 1000))
 }
