@@ -144,8 +144,16 @@ gk_start() {
     # (set -m) starts it as the leader of a process group of its own, so
     # that everything it starts can be found (gk_group_stopped) and killed
     # with it (gk_kill): nothing the kit started outlives the run.
+    #
+    # sh exports its own pid as GBGATE_PID before it execs env, so the
+    # program's environment names the pid the kit started and reads, the
+    # one the checkpoint helper (gbgate checkpoint) must stop; with it,
+    # GBGATE_STOPS_FILE, where gk_next counts the stops it has read.
+    GK_STOPS_FILE="$GK_OUT.stops"
+    echo 0 >"$GK_STOPS_FILE"
     set -m
-    env GBGATE=stop "$@" >"$GK_OUT" 2>"$GK_ERR" 3>&- &
+    sh -c 'GBGATE_PID=$$; export GBGATE_PID; exec env "$@"' sh \
+        GBGATE=stop GBGATE_STOPS_FILE="$GK_STOPS_FILE" "$@" >"$GK_OUT" 2>"$GK_ERR" 3>&- &
     GK_PID=$!
     set +m
     GK_PGID=$GK_PID
@@ -218,9 +226,11 @@ gk_kill_group() {
     GK_PGID=
 }
 
-# gk_checkpoint_lines: how many checkpoint lines the program has printed.
+# gk_checkpoint_lines: how many lines of the protocol the program has
+# printed: checkpoint lines and, under --settle, settled lines, each of
+# which comes with a stop.
 gk_checkpoint_lines() {
-    awk '/^checkpoint / { n++ } END { print n + 0 }' "$GK_OUT"
+    awk '/^(checkpoint|settled) / { n++ } END { print n + 0 }' "$GK_OUT"
 }
 
 # gk_protocol DETAIL: the program broke the protocol: red for protocol,
@@ -272,6 +282,7 @@ gk_next() {
         case "$stat" in
             T*)
                 GK_STOPS=$((GK_STOPS + 1))
+                gk_stops_read
                 lines="$(gk_checkpoint_lines)"
                 if ((lines < GK_STOPS)); then
                     gk_protocol "stop $GK_STOPS came with no new checkpoint line (it stopped without printing one, or its stdout was not flushed)"
@@ -281,10 +292,10 @@ gk_next() {
                     gk_protocol "at stop $GK_STOPS it had printed $lines checkpoint lines: $(gk_unread_names "$GK_STOPS") printed and not read while stopped there (a stop lost or late: a SIGSTOP sent to the process, not the thread?)"
                     return 2
                 fi
-                GK_LINE="$(awk -v n="$GK_STOPS" '/^checkpoint / && ++k == n { print; exit }' "$GK_OUT")"
+                GK_LINE="$(awk -v n="$GK_STOPS" '/^(checkpoint|settled) / && ++k == n { print; exit }' "$GK_OUT")"
                 GK_READ="${GK_READ:-,}$(gk_checkpoint_name "$GK_LINE"),"
                 ((${rss:-0} > GK_PEAK_KIB)) && GK_PEAK_KIB=$rss
-                gk_series_add "${rss:-0}" "$(gk_checkpoint_name "$GK_LINE")"
+                gk_series_add "${rss:-0}" "$(gk_stop_label "$GK_LINE")"
                 return 0
                 ;;
             "" | Z*)
@@ -317,6 +328,7 @@ gk_next() {
         ((rss > GK_PEAK_KIB)) && GK_PEAK_KIB=$rss
         # 0 is no reading: the program was ending.
         ((rss == 0)) || gk_series_add "$rss"
+        gk_settle_sample "$rss"
         if ((rss > GK_GUARD_RSS_KIB)); then
             GK_REASON="guard-rss"
             GK_DETAIL="killed at $(gk_mib "$rss") resident, over the guard's $(gk_mib "$GK_GUARD_RSS_KIB")"
@@ -337,7 +349,7 @@ gk_next() {
 # gk_unread_names N: the names of the checkpoint lines after the N-th, the
 # ones printed and not read, for a protocol error.
 gk_unread_names() {
-    awk -v n="$1" '/^checkpoint / && ++k > n { s = s (s == "" ? "" : ", ") $2 } END { print "checkpoint " s }' "$GK_OUT"
+    awk -v n="$1" '/^(checkpoint|settled) / && ++k > n { s = s (s == "" ? "" : ", ") $1 " " $2 } END { print s }' "$GK_OUT"
 }
 
 gk_continue() {
@@ -503,4 +515,385 @@ gk_option() {
         fi
     done
     return 0
+}
+
+# ------------------------------------------------- the checkpoint helper
+
+# gbgate checkpoint NAME [KEY=VALUE ...]: the checkpoint of gbgate.h as a
+# command, for a program in any language that can run one and wait for it
+# (Python's subprocess.run, Node's execFileSync, Go's exec.Command().Run,
+# Ruby's system, Lua's os.execute, a shell script). Under GBGATE=stop it
+# prints the line on its stdout (the program's, inherited, so the line
+# lands where the runner reads), stops the process the runner started
+# (GBGATE_PID) and returns only once that process is stopped: the caller,
+# blocked waiting for the helper, cannot run on past its line whatever
+# threads its runtime has. Under GBGATE=print it only prints; otherwise it
+# does nothing.
+#
+# The runner also exports GBGATE_STOPS_FILE, a file holding the number of
+# stops it has read, written before it continues the program. The helper
+# reads it before the stop and takes a higher number as proof that the
+# stop happened: a runner that reads and continues the program between two
+# of the helper's polls would otherwise leave the helper waiting for a
+# stop that has come and gone, and the caller waiting for the helper.
+gk_helper() {
+    local mode="${GBGATE:-}" name="${1:-}" w rest="" pid settle
+    [[ "$mode" == stop || "$mode" == print ]] || return 0
+    gk_helper_valid_name "$name" ||
+        gk_helper_die "the checkpoint's name \"$name\" is not a word of letters, digits and - _ . (usage: gbgate checkpoint NAME [KEY=VALUE ...])"
+    shift
+    for w in "$@"; do
+        gk_helper_valid_pair "$w" ||
+            gk_helper_die "\"$w\" (checkpoint $name) is not KEY=VALUE: the key a word of letters, digits and - _ ., the value without spaces"
+        rest="$rest $w"
+    done
+    if [[ "$mode" == print ]]; then
+        printf 'checkpoint %s%s\n' "$name" "$rest"
+        return 0
+    fi
+    pid="${GBGATE_PID:-}"
+    [[ -n "$pid" ]] ||
+        gk_helper_die "GBGATE=stop, but GBGATE_PID is not set: the helper stops the process the runner started, whose pid the runner exports as GBGATE_PID; run the program under gbgate run (or gate.bash), which sets both"
+    [[ "$pid" == [1-9]* && "$pid" != *[!0-9]* ]] || gk_helper_die "GBGATE_PID is \"$pid\", not a process id"
+    settle="$(gk_helper_settle_s)" || exit 2
+    if ! gk_helper_caller_is "$pid"; then
+        # The line goes out unread, so the runner's pairing calls the run
+        # red for protocol whatever the program does next; the message
+        # says why.
+        printf 'checkpoint %s%s\n' "$name" "$rest"
+        echo "gbgate checkpoint: error: $GK_HELPER_WHY" >&2
+        exit 2
+    fi
+    gk_helper_stop "$pid" "checkpoint $name$rest" || exit 1
+    # Settling: the runner has read the stop and continues the program;
+    # the caller stays blocked while its runtime's other threads run, then
+    # the helper stops it again for the settled reading.
+    if [[ -n "$settle" ]]; then
+        gk_helper_wait_running "$pid" || exit 1
+        gk_helper_sleep "$settle"
+        gk_helper_stop "$pid" "settled $name" || exit 1
+    fi
+    return 0
+}
+
+# gk_stops_read: tells the checkpoint helper that the runner has read
+# stop GK_STOPS (gk_helper); one write, no process started.
+gk_stops_read() {
+    [[ -z "${GK_STOPS_FILE:-}" ]] || echo "$GK_STOPS" >"$GK_STOPS_FILE"
+}
+
+gk_helper_die() {
+    echo "gbgate checkpoint: error: $*" >&2
+    exit 2
+}
+
+# The grammar the runners read: a name and keys are words of letters,
+# digits and - _ .; a value has no white space (it may be empty). The
+# expressions are in variables, which bash 3.2 and 5 read alike.
+gk_helper_valid_name() {
+    local re='^[A-Za-z0-9._-]+$'
+    [[ "$1" =~ $re ]]
+}
+
+gk_helper_valid_pair() {
+    local re='^[A-Za-z0-9._-]+=[^[:space:]]*$'
+    [[ "$1" =~ $re ]]
+}
+
+# gk_helper_settle_s: GBGATE_SETTLE_S as the runner exported it (seconds,
+# possibly with a fraction), or nothing when unset or 0. Anything else is
+# an error: a settle the helper silently skipped would be a missing stop.
+gk_helper_settle_s() {
+    local s="${GBGATE_SETTLE_S:-}" re='^[0-9]+([.][0-9]+)?$' zero='^0+([.]0+)?$'
+    [[ -z "$s" ]] && return 0
+    if [[ ! "$s" =~ $re ]]; then
+        echo "gbgate checkpoint: error: GBGATE_SETTLE_S is \"$s\", not a number of seconds" >&2
+        return 1
+    fi
+    [[ "$s" =~ $zero ]] && return 0
+    echo "$s"
+}
+
+# gk_helper_errors: the checkpoint helper's first error in the program's
+# stderr, as "; the helper said: ...", for a red verdict's detail: the
+# runner sees only the pairing the error broke.
+gk_helper_errors() {
+    local e
+    e="$(grep -m 1 '^gbgate checkpoint: error: ' "$GK_ERR" 2>/dev/null || true)"
+    [[ -z "$e" ]] || echo "; the helper said: ${e#gbgate checkpoint: error: }"
+}
+
+# gk_helper_caller_is PID: the helper was run by PID itself, or by a shell
+# PID started for it (Lua's os.execute, a system() or shell=True: sh -c).
+# Otherwise the process the runner started and reads is a wrapper of the
+# program that called the helper (sh -c 'prog; true'): stopping and reading
+# the wrapper would judge the wrong process, so GK_HELPER_WHY says so and
+# it fails.
+gk_helper_caller_is() {
+    local pid="$1" parent="$PPID" pp="" comm=""
+    ((parent == pid)) && return 0
+    gk_helper_parent_of "$parent"
+    pp="$GK_HELPER_PARENT" comm="$GK_HELPER_COMM"
+    # A shell running one command line (-c), not a script: sh checkpoint.sh
+    # run by a wrapper is a program of its own.
+    if [[ "$pp" == "$pid" ]] && gk_helper_is_sh_c "$parent"; then
+        case "$comm" in
+            sh | bash | dash | ash | ksh | mksh | zsh | busybox) return 0 ;;
+        esac
+    fi
+    gk_helper_parent_of "$pid"
+    GK_HELPER_WHY="the helper was run by pid $parent (${comm:-?}), not by the process the runner started, GBGATE_PID $pid (${GK_HELPER_COMM:-?}), nor by a shell that process started: a wrapper started the program without exec; start the program itself, or end the wrapper with exec (sh -c 'exec prog')"
+    return 1
+}
+
+# gk_helper_is_sh_c PID: PID's second argument is an option with c in it
+# (sh -c, sh -ec).
+gk_helper_is_sh_c() {
+    local a0="" a1=""
+    if [[ -r "/proc/$1/cmdline" ]]; then
+        { IFS= read -r -d '' a0 && IFS= read -r -d '' a1; } <"/proc/$1/cmdline" 2>/dev/null || true
+    else
+        read -r a0 a1 _ <<<"$(ps -o args= -p "$1" 2>/dev/null)" || true
+    fi
+    [[ "$a1" == -*c* ]]
+}
+
+# gk_helper_parent_of PID: GK_HELPER_PARENT and GK_HELPER_COMM are PID's
+# parent and the name of its program (empty when it is gone).
+gk_helper_parent_of() {
+    local line="" rest
+    GK_HELPER_PARENT="" GK_HELPER_COMM=""
+    if [[ -d /proc/self ]]; then
+        read -r line <"/proc/$1/stat" 2>/dev/null || return 0
+        rest="${line##*) }"
+        GK_HELPER_COMM="${line#*(}"
+        GK_HELPER_COMM="${GK_HELPER_COMM%) *}"
+        rest="${rest#* }"
+        GK_HELPER_PARENT="${rest%% *}"
+    else
+        read -r GK_HELPER_PARENT GK_HELPER_COMM <<<"$(ps -o ppid= -o comm= -p "$1" 2>/dev/null)" || true
+        GK_HELPER_COMM="${GK_HELPER_COMM##*/}"
+    fi
+}
+
+# gk_helper_stops_read: GK_HELPER_READ is the runner's count of stops
+# read, 0 without one. A variable, not output: the helper calls it at every
+# poll, and a command substitution would start a process each time.
+gk_helper_stops_read() {
+    GK_HELPER_READ=""
+    if [[ -n "${GBGATE_STOPS_FILE:-}" && -r "$GBGATE_STOPS_FILE" ]]; then
+        read -r GK_HELPER_READ <"$GBGATE_STOPS_FILE" || true
+    fi
+    [[ -n "$GK_HELPER_READ" && "$GK_HELPER_READ" != *[!0-9]* ]] || GK_HELPER_READ=0
+}
+
+# gk_helper_stop PID LINE: prints LINE, stops PID and waits until the stop
+# has happened: PID stopped, or the runner's count of stops past the one
+# before the line. Fails when PID is gone.
+gk_helper_stop() {
+    local pid="$1" before
+    gk_helper_stops_read
+    before=$GK_HELPER_READ
+    printf '%s\n' "$2"
+    kill -STOP "$pid" 2>/dev/null || {
+        echo "gbgate checkpoint: error: cannot stop GBGATE_PID $pid (no such process, or not ours)" >&2
+        return 1
+    }
+    gk_helper_poll_init
+    while :; do
+        gk_helper_state "$pid"
+        case "$GK_HELPER_STATE" in
+            T* | t*) return 0 ;;
+            "" | Z* | X*)
+                echo "gbgate checkpoint: error: the process $pid ended before it stopped" >&2
+                return 1
+                ;;
+        esac
+        gk_helper_stops_read
+        ((GK_HELPER_READ > before)) && return 0
+        gk_helper_pause
+    done
+}
+
+# gk_helper_wait_running PID: waits until the runner has continued PID.
+gk_helper_wait_running() {
+    gk_helper_poll_init
+    while :; do
+        gk_helper_state "$1"
+        case "$GK_HELPER_STATE" in
+            T* | t*) gk_helper_pause ;;
+            "" | Z* | X*) return 1 ;;
+            *) return 0 ;;
+        esac
+    done
+}
+
+# gk_helper_state PID: GK_HELPER_STATE is the process's state letter(s),
+# empty when it is gone. On Linux from /proc/PID/stat with bash's own read
+# (the state is the word after the command's closing parenthesis), so a
+# poll starts no process; elsewhere from ps.
+gk_helper_state() {
+    local line=""
+    GK_HELPER_STATE=""
+    if [[ -d /proc/self ]]; then
+        [[ -r "/proc/$1/stat" ]] || return 0
+        read -r line <"/proc/$1/stat" 2>/dev/null || return 0
+        line="${line##*) }"
+        GK_HELPER_STATE="${line%% *}"
+    else
+        GK_HELPER_STATE="$(ps -o stat= -p "$1" 2>/dev/null | tr -d ' ')"
+    fi
+}
+
+# The helper polls without starting a process per poll where bash can
+# wait a fraction of a second on its own (bash 4 and later): a read with a
+# time limit on a pipe that never has data. Elsewhere, sleep.
+gk_helper_poll_init() {
+    [[ -n "${GK_HELPER_FD:-}" ]] && return 0
+    GK_HELPER_FD=none
+    if ((BASH_VERSINFO[0] >= 4)) && [[ -d /proc/self/fd ]]; then
+        # The pipe opened for reading and writing never reaches its end.
+        exec 9<> <(:) && GK_HELPER_FD=9
+    fi
+}
+
+gk_helper_pause() {
+    if [[ "$GK_HELPER_FD" == 9 ]]; then
+        read -r -t 0.002 -u 9 _ || true
+    else
+        sleep 0.01
+    fi
+}
+
+# gk_helper_sleep SECONDS: the settle, with the caller blocked.
+gk_helper_sleep() {
+    sleep "$1"
+}
+
+# ------------------------------------------------------------ settling
+
+# A runtime may give memory back on threads of its own, after the call that
+# freed it returns (V8 unmaps freed pages on a background thread, Go's
+# scavenger returns the heap's free pages over time); a checkpoint's stop
+# freezes those threads too, so the reading right after the free can be
+# high for a runtime that gives everything back a second later. Under
+# gbgate run --settle SECONDS the runner exports GBGATE_SETTLE_S, and every
+# checkpoint, once continued, keeps its calling thread idle that long while
+# the other threads run, prints "settled <name> [key=value ...]" and stops
+# again. The runner reads both stops: the settled reading is the one judged,
+# the one right after is reported beside it, with how long the program took
+# to get under the cap, sampled while it settled.
+
+# gk_stop_label LINE: a stop's name in the series: the checkpoint's name,
+# "<name> settled" for its settled stop.
+gk_stop_label() {
+    local words
+    read -r -a words <<<"$1"
+    if [[ "${words[0]:-}" == settled ]]; then
+        echo "${words[1]:-} settled"
+    else
+        echo "${words[1]:-}"
+    fi
+}
+
+# gk_settle_pairs SETTLE PENDING LINE: checks that a stop is the one the
+# protocol allows next. SETTLE is the settle in seconds (empty without
+# --settle), PENDING the checkpoint read right after and not yet settled
+# (empty when none). Fails with GK_DETAIL when the stop is out of turn.
+gk_settle_pairs() {
+    local settle="$1" pending="$2" kind name words
+    read -r -a words <<<"$3"
+    kind="${words[0]:-}" name="${words[1]:-}"
+    if [[ -z "$settle" ]]; then
+        [[ "$kind" != settled ]] && return 0
+        GK_DETAIL="it stopped at \"settled $name\", and the run has no --settle: GBGATE_SETTLE_S is the runner's to set"
+        return 1
+    fi
+    if [[ -z "$pending" ]]; then
+        [[ "$kind" == checkpoint ]] && return 0
+        GK_DETAIL="it stopped at \"settled $name\" with no checkpoint before it to settle"
+        return 1
+    fi
+    [[ "$kind" == settled && "$name" == "$pending" ]] && return 0
+    GK_DETAIL="checkpoint $pending did not settle: the next stop was \"$kind $name\", not \"settled $pending\" (with --settle, each checkpoint stops again after GBGATE_SETTLE_S seconds; does the program's checkpoint read it?)"
+    return 1
+}
+
+# gk_settle_watch CAP_KIB RSS: the program, read right after its checkpoint
+# at RSS, is about to settle: from now on the poll loop notes when it first
+# reads at or under CAP_KIB (none: not watched).
+gk_settle_watch() {
+    gk_tick
+    GK_SETTLE_T0_US=$GK_ELAPSED_US
+    GK_SETTLE_CAP_KIB="$1"
+    GK_SETTLE_UNDER_US=""
+    GK_SETTLE_ON=1
+    if [[ -n "$1" ]] && (($2 <= $1)); then
+        GK_SETTLE_UNDER_US=0
+    fi
+}
+
+# gk_settle_sample RSS: one reading of the guard's, while the program runs;
+# the first at or under the cap, while it settles, is noted.
+gk_settle_sample() {
+    [[ -n "${GK_SETTLE_ON:-}" && -z "${GK_SETTLE_UNDER_US:-}" && -n "${GK_SETTLE_CAP_KIB:-}" ]] || return 0
+    if (($1 > 0 && $1 <= GK_SETTLE_CAP_KIB)); then
+        gk_tick
+        GK_SETTLE_UNDER_US=$((GK_ELAPSED_US - GK_SETTLE_T0_US))
+    fi
+}
+
+# gk_settle_done RSS: the settled stop, read at RSS. Sets GK_SETTLE_AFTER_US
+# (how long it settled, from the continue to the reading) and completes
+# GK_SETTLE_UNDER_US with the settled reading itself.
+gk_settle_done() {
+    gk_tick
+    GK_SETTLE_AFTER_US=$((GK_ELAPSED_US - GK_SETTLE_T0_US))
+    GK_SETTLE_ON=""
+    if [[ -z "$GK_SETTLE_UNDER_US" && -n "$GK_SETTLE_CAP_KIB" ]] && (($1 <= GK_SETTLE_CAP_KIB)); then
+        GK_SETTLE_UNDER_US=$GK_SETTLE_AFTER_US
+    fi
+}
+
+# gk_settle_line CHECKPOINT_LINE SETTLED_LINE RIGHT_RSS RIGHT_LAZY CAP_KIB:
+# the checkpoint's line as the runner reads it once settled: its name, the
+# reading right after it (right_after_rss_kib, right_after_lazyfree_kib),
+# how long it settled (settled_after_s) and, with a cap, when it first
+# read at or under it (under_cap_after_s; never), then the program's
+# figures: the checkpoint's, each replaced by the settled stop's figure of
+# the same key, and the settled stop's others after them.
+gk_settle_line() {
+    local -a first second
+    local w k out i found
+    read -r -a first <<<"$1"
+    read -r -a second <<<"$2"
+    out="checkpoint ${first[1]:-} right_after_rss_kib=$3 right_after_lazyfree_kib=$4"
+    out="$out settled_after_s=$(gk_settle_seconds "$GK_SETTLE_AFTER_US")"
+    if [[ -n "$5" ]]; then
+        if [[ -n "$GK_SETTLE_UNDER_US" ]]; then
+            out="$out under_cap_after_s=$(gk_settle_seconds "$GK_SETTLE_UNDER_US")"
+        else
+            out="$out under_cap_after_s=never"
+        fi
+    fi
+    for ((i = 2; i < ${#first[@]}; i++)); do
+        w="${first[i]}" k="${first[i]%%=*}"
+        for found in "${second[@]:2}"; do
+            if [[ "${found%%=*}" == "$k" ]]; then
+                w="$found"
+                break
+            fi
+        done
+        out="$out $w"
+    done
+    for ((i = 2; i < ${#second[@]}; i++)); do
+        w="${second[i]}" k="${second[i]%%=*}"
+        [[ " ${first[*]:2} " == *" $k="* ]] || out="$out $w"
+    done
+    echo "$out"
+}
+
+# gk_settle_seconds US: "1.234".
+gk_settle_seconds() {
+    printf '%d.%03d' $(($1 / 1000000)) $(($1 / 1000 % 1000))
 }

@@ -1,0 +1,242 @@
+#!/usr/bin/env bats
+# protocol.bats -- the checkpoint protocol from languages other than C: the
+# helper (gbgate checkpoint) and the snippets in ../snippets/, each run
+# under gbgate run with a cap, green, and each with one mistake a program
+# in that language is likely to make, red for protocol. A runtime that is
+# not installed skips its tests, saying which (ci/install-deps.sh installs
+# them). Run by hand: bats gates/kit/test/protocol.bats.
+# The helpers below read the status and output that bats' run sets for
+# the test that calls them.
+# shellcheck disable=SC2030,SC2031
+bats_require_minimum_version 1.8.0
+
+setup() {
+    TEST_DIR="$(cd "$(dirname "${BATS_TEST_FILENAME}")" && pwd)"
+    KIT="$(dirname "${TEST_DIR}")"
+    KIT_GBGATE="${KIT}/gbgate"
+    SNIPPETS="${KIT}/snippets"
+    # The snippets call the helper by its name, as an installed kit is.
+    PATH="${KIT}:${PATH}"
+    export PATH
+}
+
+verdict() {
+    echo "${lines[${#lines[@]} - 1]}"
+}
+
+# field NAME KEY: the figure KEY of the runner's line for checkpoint NAME.
+field() {
+    grep "^checkpoint $1 " <<<"$output" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+
+# within SECONDS COMMAND...: runs COMMAND and returns its status; kills it
+# after SECONDS, a guard (macOS has no timeout(1)): a hang fails the test
+# rather than hanging it.
+within() {
+    local limit=$(($1 * 20)) pid i=0 rc=0
+    shift
+    "$@" &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null && ((i < limit)); do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" || rc=$?
+    return "$rc"
+}
+
+need() {
+    command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed (ci/install-deps.sh installs it)"
+}
+
+@test "the helper does nothing outside the kit, prints under GBGATE=print" {
+    run env -u GBGATE "${KIT_GBGATE}" checkpoint left objects=3
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+    GBGATE=print run "${KIT_GBGATE}" checkpoint left objects=3 note=a-b.c
+    [ "$status" -eq 0 ]
+    [ "$output" = "checkpoint left objects=3 note=a-b.c" ]
+}
+
+@test "the helper refuses a line the runners could not read, and a stop with nothing to stop" {
+    GBGATE=print run "${KIT_GBGATE}" checkpoint "two words"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *'the checkpoint'"'"'s name "two words" is not a word'* ]] || false
+    GBGATE=print run "${KIT_GBGATE}" checkpoint left objects
+    [ "$status" -eq 2 ]
+    [[ "$output" == *'"objects" (checkpoint left) is not KEY=VALUE'* ]] || false
+    GBGATE=print run "${KIT_GBGATE}" checkpoint left "note=a b"
+    [ "$status" -eq 2 ]
+    GBGATE=print run "${KIT_GBGATE}" checkpoint
+    [ "$status" -eq 2 ]
+    GBGATE=stop run env -u GBGATE_PID "${KIT_GBGATE}" checkpoint left
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"GBGATE=stop, but GBGATE_PID is not set"* ]] || false
+    [[ "$output" != *"checkpoint left"$'\n'* ]] || false
+}
+
+@test "the helper stops the program the runner started, and the runner reads it there" {
+    run "${KIT_GBGATE}" run --cap 8MiB --at freed -- bash "${SNIPPETS}/checkpoint.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(verdict)" = "gate: pass" ]
+    # The reading is the shell's: 16 MiB held at held, given back at freed.
+    (($(field held rss_kib) > 16 * 1024))
+    (($(field freed rss_kib) < 8 * 1024))
+    [ "$(field held bytes)" = 16777216 ]
+}
+
+@test "the helper through an intermediate sh -c (Lua's os.execute, system()) stops the program" {
+    # bash, the program, runs sh -c, which runs the helper: the helper's
+    # parent is a shell the program started for it.
+    run "${KIT_GBGATE}" run --at a,b -- bash -c 'sh -c "gbgate checkpoint a n=1"; sh -c "gbgate checkpoint b n=2"; true'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(field b n)" = 2 ]
+}
+
+@test "the helper in a program behind a wrapper that does not exec is red for protocol, saying why" {
+    run "${KIT_GBGATE}" run --cap 8MiB -- sh -c "bash \"${SNIPPETS}/checkpoint.sh\"; true"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (protocol): "*"the helper said: the helper was run by pid "*" (bash), not by the process the runner started, GBGATE_PID "*" (sh), nor by a shell that process started: a wrapper started the program without exec"* ]] || false
+    run "${KIT_GBGATE}" run --cap 8MiB --at freed -- sh -c "exec bash \"${SNIPPETS}/checkpoint.sh\""
+    [ "$status" -eq 0 ]
+}
+
+@test "the helper returns when the runner read and continued the stop before it looked" {
+    # A runner that reads the stop and continues the program between two
+    # of the helper's polls: the helper never sees it stopped and must take
+    # the runner's count of stops read as the proof. Here the program (a
+    # bash that runs the helper) is continued again and again, by two
+    # loops, so that the helper almost never finds it stopped, and the
+    # count is written once its line is out.
+    local out="${BATS_TEST_TMPDIR}/out" stops="${BATS_TEST_TMPDIR}/stops" pidf="${BATS_TEST_TMPDIR}/pid" cont cont2 rc=0
+    echo 0 >"${stops}"
+    (
+        until [[ -s "${pidf}" ]]; do sleep 0.01; done
+        read -r p <"${pidf}"
+        l="" written=0
+        while kill -CONT "${p}" 2>/dev/null; do
+            if ((!written)); then
+                read -r l <"${out}" || true
+                [[ "$l" != "checkpoint left" ]] || { echo 1 >"${stops}"; written=1; }
+            fi
+        done
+    ) 3>&- &
+    cont=$!
+    (
+        until [[ -s "${pidf}" ]]; do sleep 0.01; done
+        read -r p <"${pidf}"
+        while kill -CONT "${p}" 2>/dev/null; do :; done
+    ) 3>&- &
+    cont2=$!
+    # shellcheck disable=SC2016  # $$ is the inner bash's
+    GBGATE=stop GBGATE_STOPS_FILE="${stops}" within 20 \
+        bash -c 'echo $$ >"$1"; GBGATE_PID=$$ gbgate checkpoint left; true' _ "${pidf}" >"${out}" 2>&1 || rc=$?
+    kill "${cont}" "${cont2}" 2>/dev/null || true
+    wait "${cont}" "${cont2}" 2>/dev/null || true
+    cat "${out}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "checkpoint left" ]
+}
+
+@test "a program that never stops is told of the protocol, in any language" {
+    run "${KIT_GBGATE}" run -- python3 -c 'print("checkpoint-less")'
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = "gate: fail (crash): it exited without reaching a checkpoint: it never printed \"checkpoint <name>\" and stopped (the protocol: gbgate_checkpoint of gbgate.h in C, gbgate checkpoint NAME from any language; the kit's README.md, \"The protocol\")" ]
+}
+
+# snippet_gate CAP CHECKPOINT_CAP COMMAND...: runs a snippet under the
+# runner with a cap at freed; it must pass, over the cap at held (the
+# reading is the program's, and the cap has teeth) and under it at freed.
+snippet_gate() {
+    local cap="$1" kib="$2"
+    shift 2
+    run "${KIT_GBGATE}" run --cap "${cap}" --at freed -- "$@"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(verdict)" = "gate: pass" ]
+    (($(field held rss_kib) > kib))
+    (($(field freed rss_kib) <= kib))
+    [ "$(field held bytes)" -gt 0 ]
+}
+
+# stop_without_line: the verdict of a stop that came with no line.
+stop_without_line() {
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = "gate: fail (protocol): stop 1 came with no new checkpoint line (it stopped without printing one, or its stdout was not flushed)" ]
+}
+
+@test "Python: the snippet passes; a line not flushed before its own stop is red for protocol" {
+    need python3
+    snippet_gate 24MiB $((24 * 1024)) python3 "${SNIPPETS}/checkpoint.py"
+    # Its own stop is exact in Python (the thread that prints is the one
+    # the signal stops), but print() to a file is buffered, unless
+    # PYTHONUNBUFFERED is set, as it may be where the tests run.
+    cat >"${BATS_TEST_TMPDIR}/mistake.py" <<'PY'
+import os, signal
+print("checkpoint held")
+os.kill(os.getpid(), signal.SIGSTOP)
+print("checkpoint freed", flush=True)
+os.kill(os.getpid(), signal.SIGSTOP)
+PY
+    run "${KIT_GBGATE}" run -- env -u PYTHONUNBUFFERED python3 "${BATS_TEST_TMPDIR}/mistake.py"
+    echo "$output"
+    stop_without_line
+}
+
+@test "Node: the snippet passes; the helper's stdout left to a pipe is red for protocol" {
+    need node
+    snippet_gate 64MiB $((64 * 1024)) node --expose-gc "${SNIPPETS}/checkpoint.js"
+    # execFileSync's default stdio pipes the helper's stdout back to Node:
+    # the line never reaches the runner, the stop does.
+    sed 's/, { stdio: "inherit" })/)/' "${SNIPPETS}/checkpoint.js" >"${BATS_TEST_TMPDIR}/mistake.js"
+    run ! grep -q 'stdio: "inherit"' "${BATS_TEST_TMPDIR}/mistake.js"
+    run "${KIT_GBGATE}" run -- node --expose-gc "${BATS_TEST_TMPDIR}/mistake.js"
+    echo "$output"
+    stop_without_line
+}
+
+@test "Go: the snippet passes; the helper's stdout left unset is red for protocol" {
+    need go
+    local bin="${BATS_TEST_TMPDIR}/checkpoint"
+    # Built, not go run: go run is a wrapper that does not exec.
+    (cd "${BATS_TEST_TMPDIR}" && go build -o "${bin}" "${SNIPPETS}/checkpoint.go")
+    snippet_gate 24MiB $((24 * 1024)) "${bin}"
+    # exec.Command's Stdout left nil is /dev/null: the line is lost.
+    mkdir -p "${BATS_TEST_TMPDIR}/mistake"
+    grep -v 'cmd.Stdout, cmd.Stderr = ' "${SNIPPETS}/checkpoint.go" >"${BATS_TEST_TMPDIR}/mistake/main.go"
+    (cd "${BATS_TEST_TMPDIR}/mistake" && go build -o "${bin}-mistake" main.go)
+    run "${KIT_GBGATE}" run -- "${bin}-mistake"
+    echo "$output"
+    stop_without_line
+}
+
+@test "Ruby: the snippet passes; a line not flushed before its own stop is red for protocol" {
+    need ruby
+    snippet_gate 24MiB $((24 * 1024)) ruby "${SNIPPETS}/checkpoint.rb"
+    cat >"${BATS_TEST_TMPDIR}/mistake.rb" <<'RB'
+puts "checkpoint held"
+Process.kill(:STOP, Process.pid)
+RB
+    run "${KIT_GBGATE}" run -- ruby "${BATS_TEST_TMPDIR}/mistake.rb"
+    echo "$output"
+    stop_without_line
+}
+
+@test "Lua: the snippet passes; a line not flushed before a stop by kill is red for protocol" {
+    need lua5.4
+    snippet_gate 24MiB $((24 * 1024)) lua5.4 "${SNIPPETS}/checkpoint.lua"
+    # Lua has no kill of its own: a shell sends it ($PPID is Lua), after a
+    # line left in stdio's buffer.
+    cat >"${BATS_TEST_TMPDIR}/mistake.lua" <<'LUA'
+io.write("checkpoint held\n")
+os.execute("kill -STOP $PPID")
+LUA
+    run "${KIT_GBGATE}" run -- lua5.4 "${BATS_TEST_TMPDIR}/mistake.lua"
+    echo "$output"
+    stop_without_line
+}
