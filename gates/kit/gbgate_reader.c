@@ -182,6 +182,17 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
     /* What the parent printed but has not flushed would be printed twice. */
     fflush(stdout);
     fflush(stderr);
+    /* The runner's count of stops read, for a checkpoint made by a helper
+     * process (gbgate checkpoint): the helper takes a higher count as the
+     * proof that its stop happened, when the parent read and continued
+     * the child between two of its polls. */
+    char stops_path[] = "/tmp/gbgate-stops-XXXXXX";
+    int stops_fd = fn ? -1 : mkstemp(stops_path);
+    static char stops_env[64];
+    if (stops_fd >= 0) {
+        snprintf(stops_env, sizeof stops_env, "GBGATE_STOPS_FILE=%s", stops_path);
+        (void)write(stops_fd, "0\n", 2);
+    }
     pid_t pid = fork();
     if (pid < 0) {
         perror("gbgate: fork");
@@ -198,7 +209,7 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
              * parent's was (see above). */
             static char pid_env[32];
             snprintf(pid_env, sizeof pid_env, "GBGATE_PID=%d", (int)getpid());
-            if (putenv(pid_env) != 0)
+            if (putenv(pid_env) != 0 || (stops_fd >= 0 && putenv(stops_env) != 0))
                 _exit(126);
         }
         if (fn) {
@@ -245,6 +256,12 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
                                c->stops, n);
             else if (!c->protocol[0])
                 c->paired = c->stops;
+            if (stops_fd >= 0) {
+                char count[24];
+                int len = snprintf(count, sizeof count, "%d\n", c->stops);
+                (void)ftruncate(stops_fd, 0);
+                (void)pwrite(stops_fd, count, (size_t)len, 0);
+            }
             kill(pid, SIGCONT);
             continue;
         }
@@ -254,6 +271,10 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
     fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) & ~O_NONBLOCK);
     drain(fds[0], &b);
     close(fds[0]);
+    if (stops_fd >= 0) {
+        close(stops_fd);
+        unlink(stops_path);
+    }
     int n = lines_printed(&b);
     if (n > c->stops)
         protocol_break(c, "%d checkpoint lines printed, %d read while stopped there: a line printed and never read",

@@ -56,8 +56,9 @@ gbgate_mem gbgate_read(pid_t pid);
  * is NULL), reads its memory at every stop, continues it, and fills *c
  * with the readings and everything it printed on stdout. extra_env (NULL
  * or a "NAME=value" string) is set in the child only; an executed child
- * also gets GBGATE_PID, its own pid, for a checkpoint made by a helper
- * process (gbgate checkpoint). Returns 0 when the child exited with status
+ * also gets GBGATE_PID (its own pid) and GBGATE_STOPS_FILE (the stops
+ * read so far), for a checkpoint made by the helper process `gbgate
+ * checkpoint`. Returns 0 when the child exited with status
  * 0 and kept to the protocol (c->protocol empty). */
 int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, char *const argv[],
                const char *extra_env);

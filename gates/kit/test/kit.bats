@@ -405,6 +405,22 @@ verdict() {
     (($(cut -d' ' -f3 <<<"${lines[5]}") > 128 * 1024))
 }
 
+@test "the C reader reads a child whose checkpoints the helper makes" {
+    # A bash child that checkpoints with gbgate checkpoint: the helper
+    # needs GBGATE_PID (and the stops file) from the reader, and each
+    # reading is filed under its name.
+    local child="${BATS_TEST_TMPDIR}/child"
+    printf '#!/usr/bin/env bash\nset -e\nfor r in 1 2; do "%s" checkpoint "round-$r" round=$r; done\n' "${GBGATE}" >"${child}"
+    chmod +x "${child}"
+    run "${BATS_FILE_TMPDIR}/reader" "${child}" 8 helper
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" =~ ^helper\ round-1\ [1-9][0-9]*$ ]]
+    [[ "${lines[1]}" =~ ^helper\ round-2\ [1-9][0-9]*$ ]]
+    [ "${lines[2]}" = "stops helper 2 status 0" ]
+    [ "${lines[3]}" = "protocol exact" ]
+}
+
 @test "the C reader names a lost stop, a line never read and a stop with no line, and files no reading under a wrong name" {
     # lost: round-1 and round-2 printed before the first stop; after the
     # second the counts agree again, but no reading past the break can be
