@@ -226,9 +226,11 @@ gk_kill_group() {
     GK_PGID=
 }
 
-# gk_checkpoint_lines: how many checkpoint lines the program has printed.
+# gk_checkpoint_lines: how many lines of the protocol the program has
+# printed: checkpoint lines and, under --settle, settled lines, each of
+# which comes with a stop.
 gk_checkpoint_lines() {
-    awk '/^checkpoint / { n++ } END { print n + 0 }' "$GK_OUT"
+    awk '/^(checkpoint|settled) / { n++ } END { print n + 0 }' "$GK_OUT"
 }
 
 # gk_protocol DETAIL: the program broke the protocol: red for protocol,
@@ -290,10 +292,10 @@ gk_next() {
                     gk_protocol "at stop $GK_STOPS it had printed $lines checkpoint lines: $(gk_unread_names "$GK_STOPS") printed and not read while stopped there (a stop lost or late: a SIGSTOP sent to the process, not the thread?)"
                     return 2
                 fi
-                GK_LINE="$(awk -v n="$GK_STOPS" '/^checkpoint / && ++k == n { print; exit }' "$GK_OUT")"
+                GK_LINE="$(awk -v n="$GK_STOPS" '/^(checkpoint|settled) / && ++k == n { print; exit }' "$GK_OUT")"
                 GK_READ="${GK_READ:-,}$(gk_checkpoint_name "$GK_LINE"),"
                 ((${rss:-0} > GK_PEAK_KIB)) && GK_PEAK_KIB=$rss
-                gk_series_add "${rss:-0}" "$(gk_checkpoint_name "$GK_LINE")"
+                gk_series_add "${rss:-0}" "$(gk_stop_label "$GK_LINE")"
                 return 0
                 ;;
             "" | Z*)
@@ -326,6 +328,7 @@ gk_next() {
         ((rss > GK_PEAK_KIB)) && GK_PEAK_KIB=$rss
         # 0 is no reading: the program was ending.
         ((rss == 0)) || gk_series_add "$rss"
+        gk_settle_sample "$rss"
         if ((rss > GK_GUARD_RSS_KIB)); then
             GK_REASON="guard-rss"
             GK_DETAIL="killed at $(gk_mib "$rss") resident, over the guard's $(gk_mib "$GK_GUARD_RSS_KIB")"
@@ -352,7 +355,7 @@ gk_stops_read() {
 # gk_unread_names N: the names of the checkpoint lines after the N-th, the
 # ones printed and not read, for a protocol error.
 gk_unread_names() {
-    awk -v n="$1" '/^checkpoint / && ++k > n { s = s (s == "" ? "" : ", ") $2 } END { print "checkpoint " s }' "$GK_OUT"
+    awk -v n="$1" '/^(checkpoint|settled) / && ++k > n { s = s (s == "" ? "" : ", ") $1 " " $2 } END { print s }' "$GK_OUT"
 }
 
 gk_continue() {
@@ -557,7 +560,7 @@ gk_helper() {
     pid="${GBGATE_PID:-}"
     [[ -n "$pid" ]] ||
         gk_helper_die "GBGATE=stop, but GBGATE_PID is not set: the helper stops the process the runner started, whose pid the runner exports as GBGATE_PID; run the program under gbgate run (or gate.bash), which sets both"
-    [[ "$pid" =~ ^[1-9][0-9]*$ ]] || gk_helper_die "GBGATE_PID is \"$pid\", not a process id"
+    [[ "$pid" == [1-9]* && "$pid" != *[!0-9]* ]] || gk_helper_die "GBGATE_PID is \"$pid\", not a process id"
     settle="$(gk_helper_settle_s)" || exit 2
     if ! gk_helper_caller_is "$pid"; then
         # The line goes out unread, so the runner's pairing calls the run
@@ -585,26 +588,29 @@ gk_helper_die() {
 }
 
 # The grammar the runners read: a name and keys are words of letters,
-# digits and - _ .; a value has no white space (it may be empty).
+# digits and - _ .; a value has no white space (it may be empty). The
+# expressions are in variables, which bash 3.2 and 5 read alike.
 gk_helper_valid_name() {
-    [[ "$1" =~ ^[A-Za-z0-9._-]+$ ]]
+    local re='^[A-Za-z0-9._-]+$'
+    [[ "$1" =~ $re ]]
 }
 
 gk_helper_valid_pair() {
-    [[ "$1" =~ ^[A-Za-z0-9._-]+=[^[:space:]]*$ ]]
+    local re='^[A-Za-z0-9._-]+=[^[:space:]]*$'
+    [[ "$1" =~ $re ]]
 }
 
 # gk_helper_settle_s: GBGATE_SETTLE_S as the runner exported it (seconds,
 # possibly with a fraction), or nothing when unset or 0. Anything else is
 # an error: a settle the helper silently skipped would be a missing stop.
 gk_helper_settle_s() {
-    local s="${GBGATE_SETTLE_S:-}"
+    local s="${GBGATE_SETTLE_S:-}" re='^[0-9]+([.][0-9]+)?$' zero='^0+([.]0+)?$'
     [[ -z "$s" ]] && return 0
-    if [[ ! "$s" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+    if [[ ! "$s" =~ $re ]]; then
         echo "gbgate checkpoint: error: GBGATE_SETTLE_S is \"$s\", not a number of seconds" >&2
         return 1
     fi
-    [[ "$s" =~ ^0+(\.0+)?$ ]] && return 0
+    [[ "$s" =~ $zero ]] && return 0
     echo "$s"
 }
 
@@ -678,7 +684,7 @@ gk_helper_stops_read() {
     if [[ -n "${GBGATE_STOPS_FILE:-}" && -r "$GBGATE_STOPS_FILE" ]]; then
         read -r GK_HELPER_READ <"$GBGATE_STOPS_FILE" || true
     fi
-    [[ "$GK_HELPER_READ" =~ ^[0-9]+$ ]] || GK_HELPER_READ=0
+    [[ -n "$GK_HELPER_READ" && "$GK_HELPER_READ" != *[!0-9]* ]] || GK_HELPER_READ=0
 }
 
 # gk_helper_stop PID LINE: prints LINE, stops PID and waits until the stop
@@ -762,4 +768,94 @@ gk_helper_pause() {
 # gk_helper_sleep SECONDS: the settle, with the caller blocked.
 gk_helper_sleep() {
     sleep "$1"
+}
+
+# ------------------------------------------------------------ settling
+
+# A runtime may give memory back on threads of its own, after the call that
+# freed it returns (V8 unmaps freed pages on a background thread, Go's
+# scavenger returns the heap's free pages over time); a checkpoint's stop
+# freezes those threads too, so the reading right after the free can be
+# high for a runtime that gives everything back a second later. Under
+# gbgate run --settle SECONDS the runner exports GBGATE_SETTLE_S, and every
+# checkpoint, once continued, keeps its calling thread idle that long while
+# the other threads run, prints "settled <name> [key=value ...]" and stops
+# again. The runner reads both stops: the settled reading is the one judged,
+# the one right after is reported beside it, with how long the program took
+# to get under the cap, sampled while it settled.
+
+# gk_stop_label LINE: a stop's name in the series: the checkpoint's name,
+# "<name> settled" for its settled stop.
+gk_stop_label() {
+    local words
+    read -r -a words <<<"$1"
+    if [[ "${words[0]:-}" == settled ]]; then
+        echo "${words[1]:-} settled"
+    else
+        echo "${words[1]:-}"
+    fi
+}
+
+# gk_settle_pairs SETTLE PENDING LINE: checks that a stop is the one the
+# protocol allows next. SETTLE is the settle in seconds (empty without
+# --settle), PENDING the checkpoint read right after and not yet settled
+# (empty when none). Fails with GK_DETAIL when the stop is out of turn.
+gk_settle_pairs() {
+    local settle="$1" pending="$2" kind name words
+    read -r -a words <<<"$3"
+    kind="${words[0]:-}" name="${words[1]:-}"
+    if [[ -z "$settle" ]]; then
+        [[ "$kind" != settled ]] && return 0
+        GK_DETAIL="it stopped at \"settled $name\", and the run has no --settle: GBGATE_SETTLE_S is the runner's to set"
+        return 1
+    fi
+    if [[ -z "$pending" ]]; then
+        [[ "$kind" == checkpoint ]] && return 0
+        GK_DETAIL="it stopped at \"settled $name\" with no checkpoint before it to settle"
+        return 1
+    fi
+    [[ "$kind" == settled && "$name" == "$pending" ]] && return 0
+    GK_DETAIL="checkpoint $pending did not settle: the next stop was \"$kind $name\", not \"settled $pending\" (with --settle, each checkpoint stops again after GBGATE_SETTLE_S seconds; does the program's checkpoint read it?)"
+    return 1
+}
+
+# gk_settle_watch CAP_KIB RSS: the program, read right after its checkpoint
+# at RSS, is about to settle: from now on the poll loop notes when it first
+# reads at or under CAP_KIB (none: not watched).
+gk_settle_watch() {
+    gk_tick
+    GK_SETTLE_T0_US=$GK_ELAPSED_US
+    GK_SETTLE_CAP_KIB="$1"
+    GK_SETTLE_UNDER_US=""
+    GK_SETTLE_ON=1
+    if [[ -n "$1" ]] && (($2 <= $1)); then
+        GK_SETTLE_UNDER_US=0
+    fi
+}
+
+# gk_settle_sample RSS: one reading of the guard's, while the program runs;
+# the first at or under the cap, while it settles, is noted.
+gk_settle_sample() {
+    [[ -n "${GK_SETTLE_ON:-}" && -z "${GK_SETTLE_UNDER_US:-}" && -n "${GK_SETTLE_CAP_KIB:-}" ]] || return 0
+    if (($1 > 0 && $1 <= GK_SETTLE_CAP_KIB)); then
+        gk_tick
+        GK_SETTLE_UNDER_US=$((GK_ELAPSED_US - GK_SETTLE_T0_US))
+    fi
+}
+
+# gk_settle_done RSS: the settled stop, read at RSS. Sets GK_SETTLE_AFTER_US
+# (how long it settled, from the continue to the reading) and completes
+# GK_SETTLE_UNDER_US with the settled reading itself.
+gk_settle_done() {
+    gk_tick
+    GK_SETTLE_AFTER_US=$((GK_ELAPSED_US - GK_SETTLE_T0_US))
+    GK_SETTLE_ON=""
+    if [[ -z "$GK_SETTLE_UNDER_US" && -n "$GK_SETTLE_CAP_KIB" ]] && (($1 <= GK_SETTLE_CAP_KIB)); then
+        GK_SETTLE_UNDER_US=$GK_SETTLE_AFTER_US
+    fi
+}
+
+# gk_seconds US: "1.234".
+gk_seconds() {
+    printf '%d.%03d' $(($1 / 1000000)) $(($1 / 1000 % 1000))
 }

@@ -20,6 +20,16 @@
  * (a kill(getpid(), SIGSTOP) may land on another thread while the caller
  * prints its next line: red for "protocol").
  *
+ * Settling: a runtime may give memory back on threads of its own after
+ * the call that freed it returns, and the stop freezes them too. Under
+ * gbgate run --settle SECONDS the runner exports GBGATE_SETTLE_S; then the
+ * checkpoint, once continued, sleeps that long in the calling thread
+ * while the others run, prints "settled <name> [figures]" (the kit's and
+ * GBGATE_FIGURES, read again) and stops again for the settled reading.
+ * Fractions of a second are slept where the C library declares nanosleep
+ * (POSIX.1b; not under a strict -std=c99 without _POSIX_C_SOURCE, where
+ * they are rounded up to whole seconds).
+ *
  * The checkpoint only stops when a runner asked for it, so checkpoints can
  * stay in a runtime's own tests. The runner sets the environment variable
  * GBGATE (read at every checkpoint):
@@ -55,11 +65,14 @@
 #ifndef GBGATE_H
 #define GBGATE_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #if defined(__APPLE__)
 #include <mach/mach.h>
@@ -107,6 +120,46 @@ static inline void gbgate_self_figures(FILE *out)
 #endif
 }
 
+/* The environment variable of --settle: seconds to settle after a stop. */
+#define GBGATE_SETTLE_ENV "GBGATE_SETTLE_S"
+
+/* Sleeps SECONDS in the calling thread, the rest of the process running. */
+static inline void gbgate_sleep(double seconds)
+{
+#if defined(__APPLE__) || defined(__USE_POSIX199309) || (defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L)
+    struct timespec t;
+    t.tv_sec = (time_t)seconds;
+    t.tv_nsec = (long)((seconds - (double)t.tv_sec) * 1e9);
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+    }
+#else
+    unsigned whole = (unsigned)seconds;
+    if ((double)whole < seconds)
+        whole++;
+    while (whole > 0)
+        whole = sleep(whole);
+#endif
+}
+
+/* The settle the runner asked for, in seconds; 0 for none. */
+static inline double gbgate_settle_s(void)
+{
+    const char *v = getenv(GBGATE_SETTLE_ENV);
+    double s = v ? strtod(v, NULL) : 0.0;
+    return s > 0.0 ? s : 0.0;
+}
+
+/* The figures every line carries, then its end, flushed. */
+static inline void gbgate_line_end(void)
+{
+    gbgate_self_figures(stdout);
+#if defined(GBGATE_FIGURES)
+    GBGATE_FIGURES(stdout);
+#endif
+    putchar('\n');
+    fflush(stdout);
+}
+
 /* gbgate_checkpoint with a va_list. */
 GBGATE_PRINTF(2, 0) static inline void gbgate_checkpointv(const char *name, const char *fmt, va_list ap)
 {
@@ -122,14 +175,17 @@ GBGATE_PRINTF(2, 0) static inline void gbgate_checkpointv(const char *name, cons
         putchar(' ');
         vprintf(fmt, ap);
     }
-    gbgate_self_figures(stdout);
-#if defined(GBGATE_FIGURES)
-    GBGATE_FIGURES(stdout);
-#endif
-    putchar('\n');
-    fflush(stdout);
-    if (mode == 2)
+    gbgate_line_end();
+    if (mode == 2) {
+        double settle = gbgate_settle_s();
         raise(SIGSTOP);
+        if (settle > 0.0) {
+            gbgate_sleep(settle);
+            printf("settled %s", name);
+            gbgate_line_end();
+            raise(SIGSTOP);
+        }
+    }
 }
 
 /* Prints "checkpoint <name> [figures]" and, under a runner, stops until it

@@ -29,6 +29,23 @@ field() {
     grep "^checkpoint $1 " <<<"$output" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
 }
 
+# within SECONDS COMMAND...: runs COMMAND and returns its status; kills it
+# after SECONDS, a guard (macOS has no timeout(1)): a hang fails the test
+# rather than hanging it.
+within() {
+    local limit=$(($1 * 20)) pid i=0 rc=0
+    shift
+    "$@" &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null && ((i < limit)); do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" || rc=$?
+    return "$rc"
+}
+
 need() {
     command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed (ci/install-deps.sh installs it)"
 }
@@ -109,13 +126,20 @@ need() {
     ) 3>&- &
     cont=$!
     # shellcheck disable=SC2016  # $$ is the inner bash's
-    GBGATE=stop GBGATE_STOPS_FILE="${stops}" timeout 20 \
+    GBGATE=stop GBGATE_STOPS_FILE="${stops}" within 20 \
         bash -c 'echo $$ >"$1"; GBGATE_PID=$$ gbgate checkpoint left; true' _ "${pidf}" >"${out}" 2>&1 || rc=$?
     kill "${cont}" 2>/dev/null || true
     wait "${cont}" 2>/dev/null || true
     cat "${out}"
     [ "${rc}" -eq 0 ]
     [ "$(cat "${out}")" = "checkpoint left" ]
+}
+
+@test "a program that never stops is told of the protocol, in any language" {
+    run "${KIT_GBGATE}" run -- python3 -c 'print("checkpoint-less")'
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = "gate: fail (crash): it exited without reaching a checkpoint: it never printed \"checkpoint <name>\" and stopped (the protocol: gbgate_checkpoint of gbgate.h in C, gbgate checkpoint NAME from any language; the kit's README.md, \"The protocol\")" ]
 }
 
 # snippet_gate CAP CHECKPOINT_CAP COMMAND...: runs a snippet under the

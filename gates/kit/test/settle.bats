@@ -1,0 +1,128 @@
+#!/usr/bin/env bats
+# settle.bats -- settled readings (gbgate run --settle): memory a runtime
+# gives back on a thread of its own, after the call that freed it, is
+# judged once the program has settled, and the reading right after is
+# reported beside it. settle.c frees its memory from a background thread
+# shortly after it is first continued: red right after, green settled; a
+# build that never gives back is red in both; a checkpoint that does not
+# settle under --settle is red for protocol. Run by hand: bats
+# gates/kit/test/settle.bats.
+# The helpers below read the status and output that bats' run sets for
+# the test that calls them.
+# shellcheck disable=SC2030,SC2031
+bats_require_minimum_version 1.8.0
+
+setup_file() {
+    local dir kit
+    dir="$(cd "$(dirname "${BATS_TEST_FILENAME}")" && pwd)"
+    kit="$(dirname "${dir}")"
+    "${CC:-cc}" -std=c99 -O1 -Wall -Wextra -Werror -pthread -I"${kit}" -o "${BATS_FILE_TMPDIR}/settle" "${dir}/settle.c"
+}
+
+setup() {
+    TEST_DIR="$(cd "$(dirname "${BATS_TEST_FILENAME}")" && pwd)"
+    KIT="$(dirname "${TEST_DIR}")"
+    KIT_GBGATE="${KIT}/gbgate"
+    SETTLE="${BATS_FILE_TMPDIR}/settle"
+    PATH="${KIT}:${PATH}"
+    export PATH
+}
+
+verdict() {
+    echo "${lines[${#lines[@]} - 1]}"
+}
+
+# field NAME KEY: the figure KEY of the runner's line for checkpoint NAME.
+field() {
+    grep "^checkpoint $1 " <<<"$output" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+
+@test "memory given back on a background thread: red right after, green once settled" {
+    run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" late 64
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (rss): at freed: "*"over the cap of 32.0 MiB" ]] || false
+    run "${KIT_GBGATE}" run --cap 32MiB --settle 2 -- "${SETTLE}" late 64
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(verdict)" = "gate: pass" ]
+    # Both readings: the one right after over the cap, the settled one
+    # under it, and when it got there: while it settled, sampled by the
+    # guard's polls, before the settled stop (the thread frees 50 ms after
+    # the continue; the settle is 2 s).
+    (($(field freed rss_kib) > 32 * 1024))
+    (($(field freed settled_rss_kib) < 32 * 1024))
+    local under after
+    under="$(field freed under_cap_after_s)" after="$(field freed settled_after_s)"
+    [[ "$under" =~ ^[0-9]+\.[0-9]{3}$ && "$after" =~ ^[0-9]+\.[0-9]{3}$ ]] || false
+    awk -v u="$under" -v a="$after" 'BEGIN { exit !(u < a) }'
+    [ "$(field freed mib)" = 64 ]
+    [[ "${lines[${#lines[@]} - 2]}" == "gate: figure "*" MiB settled, "*" MiB right after, under the cap after ${under} s at freed" ]] || false
+}
+
+@test "memory never given back is red right after and settled" {
+    run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" keeps 64
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (rss): at freed: "* ]] || false
+    run "${KIT_GBGATE}" run --cap 32MiB --settle 0.5 -- "${SETTLE}" keeps 64
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (rss): at freed (settled "*" s; right after, "*" MiB): "*"over the cap of 32.0 MiB" ]] || false
+    [ "$(field freed under_cap_after_s)" = never ]
+    (($(field freed settled_rss_kib) > 32 * 1024))
+}
+
+@test "under --settle, a checkpoint that does not settle is red for protocol" {
+    # A checkpoint of the program's own that ignores GBGATE_SETTLE_S: it
+    # ends after one stop.
+    run "${KIT_GBGATE}" run --cap 32MiB --settle 0.5 -- "${SETTLE}" once 8
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = "gate: fail (protocol): it ended after checkpoint freed without its settled stop (with --settle, each checkpoint stops again after GBGATE_SETTLE_S seconds; does the program's checkpoint read it?)" ]
+    # The helper with GBGATE_SETTLE_S taken from it: the next stop is the
+    # next checkpoint, not the settled one.
+    run "${KIT_GBGATE}" run --settle 0.5 -- env -u GBGATE_SETTLE_S bash "${KIT}/snippets/checkpoint.sh"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (protocol): checkpoint held did not settle: the next stop was \"checkpoint freed\", not \"settled held\""* ]] || false
+    # And a settled stop in a run without --settle.
+    run "${KIT_GBGATE}" run -- env GBGATE_SETTLE_S=0.2 bash "${KIT}/snippets/checkpoint.sh"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (protocol): it stopped at \"settled held\", and the run has no --settle"* ]] || false
+}
+
+@test "the helper settles too" {
+    run "${KIT_GBGATE}" run --cap 8MiB --settle 0.3 --at freed -- bash "${KIT}/snippets/checkpoint.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$(field held settled_rss_kib)" =~ ^[0-9]+$ ]] || false
+    (($(field freed settled_rss_kib) < 8 * 1024))
+    [ "$(field freed under_cap_after_s)" = 0.000 ]
+}
+
+@test "--settle takes seconds" {
+    run "${KIT_GBGATE}" run --settle soon -- "${SETTLE}" late 8
+    [ "$status" -eq 2 ]
+    [[ "$output" == *'--settle takes seconds (2, 0.5), not "soon"'* ]] || false
+    # 0 is no settle: one stop per checkpoint.
+    run "${KIT_GBGATE}" run --settle 0 -- "${SETTLE}" keeps 8
+    [ "$status" -eq 0 ]
+    [[ "$output" != *settled_rss_kib* ]] || false
+}
+
+@test "the matrix shows right after and settled side by side, and the series both stops" {
+    local d="${BATS_TEST_TMPDIR}" out="${BATS_TEST_TMPDIR}/m"
+    printf '%s\n' 'build	prog' "late	${SETTLE} late" "keeps	${SETTLE} keeps" "failsafe	${SETTLE} keeps" >"$d/builds.tsv"
+    printf '%s\n' 'gate	program	args	options' 'now	prog	64	--cap 32MiB' 'settled	prog	64	--cap 32MiB --settle 2' >"$d/gates.tsv"
+    printf '%s\n' 'gate	runs-on	late	keeps' 'now	all	red:rss	red:rss' 'settled	all	green	red:rss' >"$d/expected.tsv"
+    run "${KIT_GBGATE}" matrix --expected "$d/expected.tsv" --builds "$d/builds.tsv" --out "${out}" --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"gate cells: 4 passed, 0 failed"* ]] || false
+    grep -q "^| settled | ✓ [0-9.]* MiB settled, [0-9.]* MiB right after, under the cap after [0-9.]* s at freed | ✓ red (rss): at freed (settled [0-9.]* s; right after, [0-9.]* MiB): " "${out}/matrix.md"
+    grep -q "$(printf '^settled\tlate\tgreen\tpass\t-\t.* MiB settled, .* MiB right after, under the cap after .*\tok$')" "${out}/matrix.tsv"
+    grep -q "$(printf '\tfreed$')" "${out}/series/settled__late.tsv"
+    grep -q "$(printf '\tfreed settled$')" "${out}/series/settled__late.tsv"
+    run ! grep -q "settled" "${out}/series/now__late.tsv"
+}
