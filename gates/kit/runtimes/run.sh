@@ -32,7 +32,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 kit="$(dirname "$here")"
 gbgate="$kit/gbgate"
-all=(go python lua)
+all=(go python node lua)
 
 die() {
     echo "run.sh: $*" >&2
