@@ -81,7 +81,7 @@ jemalloc_so() {
 # is; fails, with version saying why, when it is not installed here. Not
 # called in a command substitution: its variables must outlive it.
 find_runtime() {
-    local v
+    local v want
     version=""
     case "$1" in
         go)
@@ -90,16 +90,19 @@ find_runtime() {
             v="$("$GO" version)"
             ;;
         python)
-            PYTHON="$(command -v "${PYTHON:-python3}" 2>/dev/null)" || { version="no ${PYTHON:-python3} on PATH"; return 1; }
+            want="${PYTHON:-python3}"
+            PYTHON="$(command -v "$want" 2>/dev/null)" || { version="no $want on PATH"; return 1; }
             v="$("$PYTHON" -c 'import platform, sys; print("CPython", platform.python_version(), sys.executable)')"
             ;;
         node)
-            NODE="$(command -v "${NODE:-node}" 2>/dev/null)" || { version="no ${NODE:-node} on PATH"; return 1; }
+            want="${NODE:-node}"
+            NODE="$(command -v "$want" 2>/dev/null)" || { version="no $want on PATH"; return 1; }
             v="Node.js $("$NODE" --version) ($NODE, V8 $("$NODE" -p process.versions.v8))"
             ;;
         lua)
-            LUA="$(command -v "${LUA:-lua5.4}" 2>/dev/null || command -v lua 2>/dev/null)" ||
-                { version="no ${LUA:-lua5.4} or lua on PATH"; return 1; }
+            want="${LUA:-lua5.4}"
+            LUA="$(command -v "$want" 2>/dev/null || command -v lua 2>/dev/null)" ||
+                { version="no $want or lua on PATH"; return 1; }
             JEMALLOC_SO="$(jemalloc_so)"
             [[ -n "$JEMALLOC_SO" && -f "$JEMALLOC_SO" ]] ||
                 { version="no libjemalloc.so.2 for the clean configuration (set JEMALLOC_SO)"; return 1; }
