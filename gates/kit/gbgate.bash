@@ -855,6 +855,44 @@ gk_settle_done() {
     fi
 }
 
+# gk_settle_line CHECKPOINT_LINE SETTLED_LINE RIGHT_RSS RIGHT_LAZY CAP_KIB:
+# the checkpoint's line as the runner reads it once settled: its name, the
+# reading right after it (right_after_rss_kib, right_after_lazyfree_kib),
+# how long it settled (settled_after_s) and, with a cap, when it first
+# read at or under it (under_cap_after_s; never), then the program's
+# figures: the checkpoint's, each replaced by the settled stop's figure of
+# the same key, and the settled stop's others after them.
+gk_settle_line() {
+    local -a first second
+    local w k out i found
+    read -r -a first <<<"$1"
+    read -r -a second <<<"$2"
+    out="checkpoint ${first[1]:-} right_after_rss_kib=$3 right_after_lazyfree_kib=$4"
+    out="$out settled_after_s=$(gk_seconds "$GK_SETTLE_AFTER_US")"
+    if [[ -n "$5" ]]; then
+        if [[ -n "$GK_SETTLE_UNDER_US" ]]; then
+            out="$out under_cap_after_s=$(gk_seconds "$GK_SETTLE_UNDER_US")"
+        else
+            out="$out under_cap_after_s=never"
+        fi
+    fi
+    for ((i = 2; i < ${#first[@]}; i++)); do
+        w="${first[i]}" k="${first[i]%%=*}"
+        for found in "${second[@]:2}"; do
+            if [[ "${found%%=*}" == "$k" ]]; then
+                w="$found"
+                break
+            fi
+        done
+        out="$out $w"
+    done
+    for ((i = 2; i < ${#second[@]}; i++)); do
+        w="${second[i]}" k="${second[i]%%=*}"
+        [[ " ${first[*]:2} " == *" $k="* ]] || out="$out $w"
+    done
+    echo "$out"
+}
+
 # gk_seconds US: "1.234".
 gk_seconds() {
     printf '%d.%03d' $(($1 / 1000000)) $(($1 / 1000 % 1000))
