@@ -3,8 +3,10 @@
 #   make gate   the main job: installs what is missing, builds the runtime
 #               clean and once per poison, runs every gate on every build
 #               and prints the kill matrix, then the kit's matrices of
-#               three other allocators, glibc malloc, mimalloc and jemalloc
-#               (ci/gate.sh; build/gate/, build/gate/foreign/).
+#               three other allocators, glibc malloc, mimalloc and jemalloc,
+#               and of four language runtimes, Go, CPython, Node.js and Lua
+#               (ci/gate.sh; build/gate/, build/gate/foreign/,
+#               build/gate/runtimes/).
 #   make test   installs what the tests need, then builds and runs every test
 #               from nothing (ci/test.sh: release, ASan+UBSan, TSan, the
 #               kill matrix, the fuzzers' smoke run, the benchmarks' quick
@@ -20,7 +22,7 @@
 .PHONY: gate test check deps bench fuzz fuzz-coverage clean
 
 gate:
-	ci/install-deps.sh base gate
+	ci/install-deps.sh base gate runtimes
 	ci/gate.sh
 
 test: deps
@@ -44,7 +46,7 @@ fuzz-coverage:
 	ci/fuzz-coverage.sh
 
 deps:
-	ci/install-deps.sh base gate lint cross-arm64 cross-macos fuzz bench
+	ci/install-deps.sh base gate runtimes lint cross-arm64 cross-macos fuzz bench
 
 clean:
 	rm -rf build

