@@ -410,6 +410,7 @@ verdict() {
     # needs GBGATE_PID (and the stops file) from the reader, and each
     # reading is filed under its name.
     local child="${BATS_TEST_TMPDIR}/child"
+    # shellcheck disable=SC2016 # $r expands in the child, not here.
     printf '#!/usr/bin/env bash\nset -e\nfor r in 1 2; do "%s" checkpoint "round-$r" round=$r; done\n' "${GBGATE}" >"${child}"
     chmod +x "${child}"
     run "${BATS_FILE_TMPDIR}/reader" "${child}" 8 helper
