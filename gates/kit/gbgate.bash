@@ -367,36 +367,57 @@ gk_exit_detail() {
 # gk_judge CAP_KIB RSS LAZY HELD FOOTPRINT WHAT: judges one reading against
 # a cap. Returns 0 when RSS is within it; otherwise sets GK_REASON to the
 # reading that explains the excess and GK_DETAIL to the figures, and
-# returns 1:
-#   lazy-free       over the cap only by pages given back lazily: LazyFree
-#                   (Linux) takes it under the cap, or the process's own
-#                   footprint_kib (macOS) is under it;
+# returns 1. First the pages given back lazily are taken out of RSS: what
+# is left is what the process really holds (RSS less LazyFree on Linux;
+# the footprint on macOS, when it is smaller). Then:
+#   lazy-free       what is left is within the cap: over it only by pages
+#                   given back lazily;
 #   retained-below  the program said what its runtime holds (HELD, from
-#                   held_kib) and the process holds more than the cap
-#                   beyond that: given back by the runtime, kept by the
-#                   allocator under it;
+#                   held_kib) and what is left is more than the cap beyond
+#                   that: something in the process other than the runtime's
+#                   own count holds it;
 #   rss             otherwise: the program itself holds it.
+# Pages given back lazily are never counted as retained below: the runtime
+# gave them back and the kernel has not taken them yet. A reading of 478
+# MiB resident, 139 MiB of it LazyFree, 345 MiB held leaves 339 MiB, less
+# than the runtime holds: rss, not retained-below.
 # HELD and FOOTPRINT are empty when the checkpoint line had no such figure.
 gk_judge() {
-    local cap="$1" rss="$2" lazy="${3:-0}" held="$4" footprint="$5" what="$6" over
+    local cap="$1" rss="$2" lazy="${3:-0}" held="$4" footprint="$5" what="$6" over kept
     ((rss <= cap)) && return 0
     over="$(gk_mib "$rss") resident"
     [[ -n "$held" ]] && over="$over, the runtime holds $(gk_mib "$held")"
     over="${what:+$what: }$over, over the cap of $(gk_mib "$cap")"
+    kept=$rss
+    ((lazy > 0)) && kept=$((rss - lazy))
+    [[ -n "$footprint" ]] && ((footprint > 0 && footprint < kept)) && kept=$footprint
     if ((lazy > 0 && rss - lazy <= cap)); then
         GK_REASON="lazy-free"
         GK_DETAIL="$over; $(gk_mib "$lazy") of it is LazyFree (given back with MADV_FREE, still counted)"
     elif [[ -n "$footprint" ]] && ((footprint > 0 && footprint <= cap)); then
         GK_REASON="lazy-free"
         GK_DETAIL="$over; the footprint is $(gk_mib "$footprint"): the rest was given back lazily, still counted"
-    elif [[ -n "$held" ]] && ((rss - held > cap)); then
+    elif [[ -n "$held" ]] && ((kept - held > cap)); then
         GK_REASON="retained-below"
-        GK_DETAIL="$over: given back by the runtime, kept by the allocator under it"
+        GK_DETAIL="$over$(gk_judge_lazy_note "$lazy" "$footprint" "$kept"): $(gk_mib $((kept - held))) beyond what the runtime holds is resident under it"
     else
         GK_REASON=rss
-        GK_DETAIL="$over"
+        GK_DETAIL="$over$(gk_judge_lazy_note "$lazy" "$footprint" "$kept")"
     fi
     return 1
+}
+
+# The reasons gk_judge gives: a reading over the cap, whatever explains it.
+GK_CAP_REASONS="rss retained-below lazy-free"
+
+# gk_judge_lazy_note LAZY FOOTPRINT KEPT: for a red reading that had pages
+# given back lazily, what was taken out before it was judged; else nothing.
+gk_judge_lazy_note() {
+    if (($1 > 0)); then
+        echo "; $(gk_mib "$1") LazyFree taken out, $(gk_mib "$3") left"
+    elif [[ -n "$2" ]] && (($2 > 0 && $2 == $3)); then
+        echo "; judged by the footprint, $(gk_mib "$2")"
+    fi
 }
 
 # gk_growth CAP_KIB NAME=KIB...: judged CPython's way (its refleak hunter):

@@ -6,14 +6,17 @@
 # kit's report of it checked: a pass, a cap exceeded (rss), a climb
 # (growth, judged CPython's way), a runtime that holds nothing while the
 # process holds it all (retained-below) or holds part of it (retained-below
-# or rss, by the excess beyond it), pages given back lazily (lazy-free,
-# Linux; not read when judged as a platform without it), a crash, a program
+# or rss, by the excess beyond it, the pages given back lazily taken out
+# first: the judge on given figures and on a run), pages given back lazily
+# (lazy-free, Linux; not read when judged as a platform without it), a
+# crash, a program
 # with no checkpoint, a checkpoint line not read while stopped there and a
 # stop with no line (protocol), a wrapper that does not exec, no process
 # left behind, the guard's kills for size and for time; then the
 # matrix, right and wrong, with cells that differ by platform (the first
 # colour that applies), reasons matched whole, the guard of a gate written
-# in bats (the guard/ matrix), the failsafe, the charts, and the C reader.
+# in bats (the guard/ matrix), the failsafe (red over its cap for any
+# reason the judge gives, and nothing else), the charts, and the C reader.
 # Run by ci/gate.sh (make gate, make test's gate stage); by hand: bats
 # gates/kit/test/kit.bats.
 bats_require_minimum_version 1.8.0
@@ -79,7 +82,7 @@ verdict() {
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 64
     [ "$status" -eq 1 ]
-    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 0.0 MiB"*"kept by the allocator under it" ]]
+    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 0.0 MiB, over the cap of 32.0 MiB: "*" MiB beyond what the runtime holds is resident under it" ]]
 }
 
 @test "a runtime that holds part of it is judged by the excess beyond what it holds: retained-below or rss" {
@@ -91,12 +94,73 @@ verdict() {
     # 4 MiB held: some 37 MiB beyond it, more than the cap.
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 40 4
     [ "$status" -eq 1 ]
-    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 4.0 MiB, over the cap of 32.0 MiB: given back by the runtime, kept by the allocator under it" ]] || false
+    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 4.0 MiB, over the cap of 32.0 MiB: "*" MiB beyond what the runtime holds is resident under it" ]] || false
     # 24 MiB held: some 17 MiB beyond it, within the cap: the program holds
     # what is over it.
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 40 24
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (rss): at left: "*"the runtime holds 24.0 MiB, over the cap of 32.0 MiB" ]] || false
+}
+
+# judge CAP RSS LAZY HELD FOOTPRINT (MiB, "" for none): gk_judge on the
+# figures given, in a shell of its own; prints "<reason>: <detail>", or
+# "pass".
+judge() {
+    local kib=()
+    local v
+    for v in "$@"; do kib+=("${v:+$((v * 1024))}"); done
+    bash -c 'source "$1/gbgate.bash"; shift
+        if gk_judge "$@" "at left"; then echo pass; else echo "$GK_REASON: $GK_DETAIL"; fi' \
+        judge "${KIT}" "${kib[@]}"
+}
+
+@test "the judge takes the pages given back lazily out before it weighs what the runtime holds" {
+    # 478 MiB resident, 139 MiB of it LazyFree, the runtime holding 345
+    # MiB: 339 MiB are left, less than the runtime holds, so the program
+    # holds what is over the cap (rss). Weighing 478 against 345 would call
+    # 133 MiB retained below the runtime.
+    run judge 64 478 139 345 ""
+    [ "$output" = "rss: at left: 478.0 MiB resident, the runtime holds 345.0 MiB, over the cap of 64.0 MiB; 139.0 MiB LazyFree taken out, 339.0 MiB left" ]
+    # The same with the runtime holding 100 MiB: 239 MiB beyond it, over
+    # the cap: retained below, counted without the lazy pages.
+    run judge 64 478 139 100 ""
+    [ "$output" = "retained-below: at left: 478.0 MiB resident, the runtime holds 100.0 MiB, over the cap of 64.0 MiB; 139.0 MiB LazyFree taken out, 339.0 MiB left: 239.0 MiB beyond what the runtime holds is resident under it" ]
+    # Lazy pages that take it under the cap: lazy-free, whatever is held.
+    run judge 64 478 420 0 ""
+    [[ "$output" == "lazy-free: "*"420.0 MiB of it is LazyFree"* ]] || false
+    # macOS: the footprint (what is left without the lazy pages) is judged
+    # the same way.
+    run judge 64 478 0 345 339
+    [ "$output" = "rss: at left: 478.0 MiB resident, the runtime holds 345.0 MiB, over the cap of 64.0 MiB; judged by the footprint, 339.0 MiB" ]
+    run judge 64 478 0 100 339
+    [[ "$output" == "retained-below: "*"239.0 MiB beyond what the runtime holds"* ]] || false
+    run judge 64 478 0 345 40
+    [[ "$output" == "lazy-free: "*"the footprint is 40.0 MiB"* ]] || false
+    # A footprint over the resident size (compressed pages count in it) is
+    # not a reading of what is resident: judged by the resident size.
+    run judge 64 478 0 100 600
+    [[ "$output" == "retained-below: "*"378.0 MiB beyond what the runtime holds"* ]] || false
+    # No held_kib: rss; within the cap: a pass.
+    run judge 64 478 139 "" ""
+    [[ "$output" == "rss: "* ]] || false
+    run judge 64 64 0 0 ""
+    [ "$output" = pass ]
+}
+
+@test "a runtime holding most of a reading that is partly LazyFree is red for rss, not retained-below (Linux)" {
+    [[ "$(uname -s)" == Linux ]] || skip "LazyFree is Linux's"
+    # 96 MiB resident, 40 MiB of it given back with MADV_FREE, the runtime
+    # holding 48: 56 MiB left, 8 beyond what it holds, within the 32 MiB cap.
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 96 48 40
+    echo "$output"
+    [[ "$output" != *"no MADV_FREE"* ]] || skip "no MADV_FREE here"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (rss): at left: "*"the runtime holds 48.0 MiB, over the cap of 32.0 MiB; "*" MiB LazyFree taken out, "*" MiB left" ]] || false
+    # Holding 8 of it: some 48 MiB beyond, over the cap: retained-below.
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 96 8 40
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 8.0 MiB"*"MiB LazyFree taken out"* ]] || false
 }
 
 @test "pages given back lazily are red for lazy-free (Linux)" {
@@ -376,6 +440,32 @@ verdict() {
         --out "${out}" --failsafe-build frees --no-charts
     [ "$status" -eq 1 ]
     [[ "$output" == *"FAILSAFE BROKEN"* ]]
+    [ ! -s "${out}/matrix.tsv" ]
+}
+
+@test "the matrix: a failsafe red over its cap for another reason than rss runs the matrix; one red for a crash stops it" {
+    local out="${BATS_TEST_TMPDIR}/m" bld="${BATS_TEST_TMPDIR}/builds.tsv"
+    cp "${TEST_DIR}/matrix/expected.tsv" "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
+    # The failsafe gate runs "prog 64 1" under a 32 MiB cap. A failsafe
+    # build whose program says its runtime holds 1 MiB of its 64 is red for
+    # retained-below: over its cap, which is what the failsafe must see.
+    awk -F'\t' -v OFS='\t' '$1 == "failsafe" { $2 = "${KIT_TEST_BIN}/prog retained" } 1' \
+        "${TEST_DIR}/matrix/builds.tsv" >"${bld}"
+    run "${GBGATE}" matrix --expected "${BATS_TEST_TMPDIR}/expected.tsv" --builds "${bld}" \
+        --gate rounds --out "${out}" --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"gbgate: failsafe: the failsafe gate on failsafe is red for retained-below"* ]] || false
+    [[ "$output" == *"gate cells: 2 passed, 0 failed"* ]] || false
+    # A failsafe that crashes is red, but not over its cap: it proves
+    # nothing about the judge, and the matrix stops.
+    awk -F'\t' -v OFS='\t' '$1 == "failsafe" { $2 = "${KIT_TEST_BIN}/prog crash" } 1' \
+        "${TEST_DIR}/matrix/builds.tsv" >"${bld}"
+    run "${GBGATE}" matrix --expected "${BATS_TEST_TMPDIR}/expected.tsv" --builds "${bld}" \
+        --gate rounds --out "${out}" --no-charts
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"FAILSAFE BROKEN: the gates file's failsafe gate, on the build failsafe, was not red over its cap (red for crash; it must be red for one of: rss retained-below lazy-free)"* ]] || false
     [ ! -s "${out}/matrix.tsv" ]
 }
 

@@ -15,7 +15,9 @@
  *   retained  keeps MIB and says its runtime holds none of it, held_kib=0
  *             (red for retained-below); with a third argument HELD, says
  *             it holds HELD MiB of it, so that the judge must weigh the
- *             process's excess over what its runtime holds
+ *             process's excess over what its runtime holds; with a fourth,
+ *             LAZY, gives the first LAZY MiB back with MADV_FREE (Linux),
+ *             still resident, which the judge must take out first
  *   lazy      gives MIB back with MADV_FREE (Linux: red for lazy-free)
  *   crash     a checkpoint, then abort()
  *   fails     a checkpoint, then exit(3)
@@ -96,7 +98,19 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "retained") == 0) {
         size_t held_mib = argc > 3 ? (size_t)strtoul(argv[3], NULL, 10) : 0;
-        (void)take(mib);
+        size_t lazy_mib = argc > 4 ? (size_t)strtoul(argv[4], NULL, 10) : 0;
+        void *p = take(mib);
+        if (lazy_mib > 0) {
+#if defined(MADV_FREE)
+            if (madvise(p, (lazy_mib < mib ? lazy_mib : mib) * MIB, MADV_FREE) != 0) {
+                perror("prog: madvise(MADV_FREE)");
+                return 2;
+            }
+#else
+            fputs("prog: no MADV_FREE here\n", stderr);
+            return 2;
+#endif
+        }
         gbgate_checkpoint("left", "held_kib=%zu", held_mib * 1024);
         return 0;
     }
