@@ -183,6 +183,22 @@ gk_lazyfree_kib() {
     fi
 }
 
+# gk_pss_uss: "<pss> <uss>" in KiB, read from Linux's smaps_rollup: the
+# proportional set size (each page shared with other processes counted as
+# its share, 1/n of it) and the unique set size (the pages no other
+# process maps: Private_Clean + Private_Dirty). Nothing elsewhere, or when
+# judged as a platform without it. For a runtime that forks workers, the
+# resident size counts the pages they share in each of them; PSS divides
+# them, USS leaves them out.
+gk_pss_uss() {
+    local f="/proc/$GK_PID/smaps_rollup"
+    if [[ -r "$f" ]] && gk_platform_is linux; then
+        awk '$1 == "Pss:" { pss = $2; found = 1 }
+            $1 == "Private_Clean:" || $1 == "Private_Dirty:" { uss += $2 }
+            END { if (found) print pss, uss + 0 }' "$f" 2>/dev/null || true
+    fi
+}
+
 # The peak resident size from outside, where the OS keeps it (Linux
 # VmHWM); elsewhere the highest the guard read.
 gk_hwm_kib() {

@@ -60,7 +60,12 @@ verdict() {
     [ "$status" -eq 0 ]
     [ "$(verdict)" = "gate: pass" ]
     # One line per checkpoint, with the readings from outside.
-    [ "$(grep -c '^checkpoint round-[123] rss_kib=[0-9]* lazyfree_kib=[0-9]* hwm_kib=[0-9]* round=' <<<"$output")" -eq 3 ]
+    # On Linux, PSS and USS beside them.
+    if [[ -r /proc/self/smaps_rollup ]]; then
+        [ "$(grep -c '^checkpoint round-[123] rss_kib=[0-9]* lazyfree_kib=[0-9]* hwm_kib=[0-9]* pss_kib=[0-9]* uss_kib=[0-9]* round=' <<<"$output")" -eq 3 ]
+    else
+        [ "$(grep -c '^checkpoint round-[123] rss_kib=[0-9]* lazyfree_kib=[0-9]* hwm_kib=[0-9]* round=' <<<"$output")" -eq 3 ]
+    fi
 }
 
 @test "a program over its cap is red for rss" {
@@ -180,6 +185,35 @@ judge() {
     [ "$status" -eq 1 ]
     [[ "$output" == *"lazyfree_kib=0 "* ]]
     [[ "$(verdict)" == "gate: fail (rss): "* ]]
+}
+
+@test "the runner reads PSS and USS beside RSS (Linux): a child sharing the pages halves the PSS" {
+    [[ "$(uname -s)" == Linux ]] || skip "smaps_rollup is Linux's"
+    [[ -r /proc/self/smaps_rollup ]] || skip "no smaps_rollup here (Linux older than 4.14)"
+    local rss pss uss
+    # forked takes 64 MiB and forks a child that maps every page of it too.
+    run "${GBGATE}" run --cap 1GiB -- "${PROG}" forked 64
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "checkpoint shared rss_kib="*" lazyfree_kib="*" hwm_kib="*" pss_kib="*" uss_kib="* ]] || false
+    rss="$(sed -n 's/.* rss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    pss="$(sed -n 's/.* pss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    uss="$(sed -n 's/.* uss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    # All 64 MiB resident, counted whole in RSS; half of them in PSS (it
+    # shares them with one child); none in USS.
+    ((rss >= 64 * 1024))
+    ((pss <= rss - 24 * 1024 && pss >= 28 * 1024))
+    ((uss < 8 * 1024 && uss <= pss))
+    # The figure of the cell carries them too.
+    [[ "$output" == *"gate: figure "*" at shared; PSS "*" MiB, USS "*" MiB"* ]] || false
+    # Without a child to share them, the 64 MiB are the program's alone:
+    # PSS and USS hold them all, and neither is above RSS.
+    run "${GBGATE}" run --cap 1GiB -- "${PROG}" keeps 64 1
+    echo "$output"
+    rss="$(sed -n 's/.* rss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    pss="$(sed -n 's/.* pss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    uss="$(sed -n 's/.* uss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    ((uss >= 64 * 1024 && uss <= pss && pss <= rss))
 }
 
 @test "a crash is red for crash, with the signal" {

@@ -27,6 +27,10 @@
  *             a guard that misses the size ends it for its time instead of
  *             letting it fill the machine
  *   hang      sleeps without a checkpoint (the guard's time kill)
+ *   forked    takes MIB, forks a child that reads every page of it and
+ *             waits, then a checkpoint: the pages are resident in both,
+ *             shared, so that the parent's PSS is about half of them and
+ *             its USS none (a runtime that forks workers)
  * Protocol breaks, each checkpoint taking and giving back MIB first (the
  * lines are printed by hand, the way a runtime whose stop is not the
  * header's would print them):
@@ -52,7 +56,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef MAP_ANONYMOUS
@@ -162,9 +168,43 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (strcmp(mode, "forked") == 0) {
+        volatile unsigned char *p = take(mib);
+        int fds[2];
+        if (pipe(fds) != 0) {
+            perror("prog: pipe");
+            return 2;
+        }
+        pid_t child = fork();
+        if (child < 0) {
+            perror("prog: fork");
+            return 2;
+        }
+        if (child == 0) {
+            /* Every page read, so that each is mapped here as well as in
+             * the parent; then the parent is told, and the child waits
+             * to be killed. */
+            unsigned sum = 0;
+            for (size_t i = 0; i < mib * MIB; i += 4096)
+                sum += p[i];
+            if (write(fds[1], &sum, 1) != 1)
+                _exit(2);
+            for (;;)
+                pause();
+        }
+        char c;
+        if (read(fds[0], &c, 1) != 1) {
+            perror("prog: read");
+            return 2;
+        }
+        gbgate_checkpoint("shared", NULL);
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        return 0;
+    }
     if (strcmp(mode, "hang") == 0)
         for (;;)
             sleep(1);
-    fprintf(stderr, "usage: prog frees|keeps|bump|retained|lazy|crash|fails|none|balloon|hang|lost|unread|mute [MIB [ROUNDS]]\n");
+    fprintf(stderr, "usage: prog frees|keeps|bump|retained|lazy|crash|fails|none|balloon|hang|forked|lost|unread|mute [MIB [ROUNDS]]\n");
     return 2;
 }
