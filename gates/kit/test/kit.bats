@@ -12,7 +12,10 @@
 # crash, a program
 # with no checkpoint, a checkpoint line not read while stopped there and a
 # stop with no line (protocol), a wrapper that does not exec, no process
-# left behind, the guard's kills for size and for time; then the
+# left behind, the PSS and USS beside the resident size, the guard's kills
+# for size, for CPU (a busy loop, in the program or a child of it; the
+# budget per checkpoint interval) and for time (a hang), the same verdicts
+# with the machine loaded by busy loops the test starts; then the
 # matrix, right and wrong, with cells that differ by platform (the first
 # colour that applies), reasons matched whole, the guard of a gate written
 # in bats (the guard/ matrix), the failsafe (red over its cap for any
@@ -60,11 +63,11 @@ verdict() {
     [ "$status" -eq 0 ]
     [ "$(verdict)" = "gate: pass" ]
     # One line per checkpoint, with the readings from outside.
-    # On Linux, PSS and USS beside them.
+    # On Linux, PSS and USS beside them; everywhere, the CPU used.
     if [[ -r /proc/self/smaps_rollup ]]; then
-        [ "$(grep -c '^checkpoint round-[123] rss_kib=[0-9]* lazyfree_kib=[0-9]* hwm_kib=[0-9]* pss_kib=[0-9]* uss_kib=[0-9]* round=' <<<"$output")" -eq 3 ]
+        [ "$(grep -c '^checkpoint round-[123] rss_kib=[0-9]* lazyfree_kib=[0-9]* hwm_kib=[0-9]* pss_kib=[0-9]* uss_kib=[0-9]* cpu_ms=[0-9]* round=' <<<"$output")" -eq 3 ]
     else
-        [ "$(grep -c '^checkpoint round-[123] rss_kib=[0-9]* lazyfree_kib=[0-9]* hwm_kib=[0-9]* round=' <<<"$output")" -eq 3 ]
+        [ "$(grep -c '^checkpoint round-[123] rss_kib=[0-9]* lazyfree_kib=[0-9]* hwm_kib=[0-9]* cpu_ms=[0-9]* round=' <<<"$output")" -eq 3 ]
     fi
 }
 
@@ -320,9 +323,105 @@ judge() {
 }
 
 @test "the guard kills a program that hangs: red for guard-time" {
-    run "${GBGATE}" run --guard-s 1 -- "${PROG}" hang
+    # It uses no CPU: only the clock can end it.
+    run "${GBGATE}" run --guard-s 1 --guard-cpu 1 -- "${PROG}" hang
+    echo "$output"
     [ "$status" -eq 1 ]
-    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s"* ]]
+    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s, the guard's bound on the clock for a run (a hang): 0.0"*" s of CPU since its start, at "*" resident" ]] || false
+}
+
+@test "the guard kills a runaway for its CPU, the work of a child counted: red for guard-cpu" {
+    # The clock's bound is far off: only the CPU budget can end them soon.
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 120 -- "${PROG}" spin
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-cpu): killed after "*" s of CPU since its start, over the guard's 1 s (a runaway), "*" s into the run, at "*" resident" ]] || false
+    # The program waits, using no CPU, while a child it forked spins: the
+    # budget is the whole group's.
+    local tag="kit-spin-$$-${BATS_TEST_NUMBER}"
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 30 -- "${PROG}" spin-child 0 0 "${tag}"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-cpu): killed after "*" s of CPU since its start"* ]] || false
+    run ps -A -o pid= -o stat= -o args=
+    [[ "$output" != *"${tag}"* ]] || false
+    # macOS's way, ps, read on Linux too.
+    GK_CPU_PS=1 run "${GBGATE}" run --guard-cpu 1 --guard-s 30 -- "${PROG}" spin-child
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-cpu): killed after "*" s of CPU since its start"* ]] || false
+}
+
+@test "the guard's CPU budget is per checkpoint interval, not for the whole run" {
+    # Three rounds of 0.6 s of CPU each: 1.8 s in all, under the 1 s budget
+    # in every interval.
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 120 -- "${PROG}" work 600 3
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(verdict)" = "gate: pass" ]
+    # Each checkpoint line says the CPU its interval used.
+    [ "$(grep -c '^checkpoint round-[123] .* cpu_ms=[0-9]* round=' <<<"$output")" -eq 3 ]
+    local ms
+    ms="$(sed -n 's/^checkpoint round-2 .* cpu_ms=\([0-9]*\) .*/\1/p' <<<"$output")"
+    ((ms >= 500 && ms < 1000))
+    # Rounds of 2.5 s are over it, and the message names the interval.
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 120 -- "${PROG}" work 2500 2
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-cpu): killed after "*" s of CPU since its start, over the guard's 1 s"* ]] || false
+}
+
+# load_start: busy loops, two per core, outside the program's group, so
+# that the machine is as loaded as a shared CI runner at its worst; their
+# pids in LOAD_PIDS for load_stop (and teardown, should the test fail).
+load_start() {
+    local i n
+    n="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)"
+    LOAD_PIDS=""
+    for ((i = 0; i < 2 * n; i++)); do
+        sh -c 'while :; do :; done' 3>&- &
+        LOAD_PIDS="$LOAD_PIDS $!"
+    done
+}
+
+load_stop() {
+    local p
+    for p in ${LOAD_PIDS:-}; do kill "$p" 2>/dev/null || true; done
+    for p in ${LOAD_PIDS:-}; do wait "$p" 2>/dev/null || true; done
+    LOAD_PIDS=""
+}
+
+teardown() {
+    load_stop
+}
+
+@test "under load, a gate's verdict is the one it has without the load; a runaway and a hang are still killed" {
+    # Two rounds of 1 s of CPU each, under a 3 s budget of CPU: a pass,
+    # loaded or not. A guard on the clock at 3 s would have ended it
+    # wherever the load stretched a round past 3 s (the run's figures are
+    # printed below for the record; no test asserts on the clock).
+    local t0 quiet loaded
+    t0=$SECONDS
+    run "${GBGATE}" run --guard-cpu 3 -- "${PROG}" work 1000 2
+    echo "$output"
+    echo "# without the load of the test: $((SECONDS - t0)) s on the clock"
+    quiet="$(verdict)"
+    [ "$quiet" = "gate: pass" ]
+    load_start
+    t0=$SECONDS
+    run "${GBGATE}" run --guard-cpu 3 -- "${PROG}" work 1000 2
+    echo "$output"
+    echo "# with the load of the test (pids$LOAD_PIDS): $((SECONDS - t0)) s on the clock"
+    loaded="$(verdict)"
+    [ "$loaded" = "$quiet" ]
+    # A runaway is still killed for its CPU, a hang for its time.
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 120 -- "${PROG}" spin
+    echo "$output"
+    [[ "$(verdict)" == "gate: fail (guard-cpu): "* ]] || false
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 2 -- "${PROG}" hang
+    echo "$output"
+    [[ "$(verdict)" == "gate: fail (guard-time): "* ]] || false
+    load_stop
 }
 
 @test "sizes need a unit; a bad option is a usage error" {
@@ -431,22 +530,27 @@ judge() {
     grep -q "$(printf '^rounds\tkeeps\tred:growth\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
 }
 
-@test "the matrix: the guard's kills are red for guard-rss, a bats gate's guard too" {
+@test "the matrix: the guard's kills are red for guard-rss and guard-cpu, a bats gate's guard too" {
     local out="${BATS_TEST_TMPDIR}/m"
-    # Both gates set --guard-rss 128MiB. The balloon passes it before any
-    # checkpoint; the bats gate must be killed there as gbgate run's is, not
-    # left to the default 3 GiB (the balloon stops at 512 MiB and sleeps:
-    # its guard's --guard-s would end it, red for guard-time).
+    # Both gates set --guard-rss 128MiB and --guard-cpu 2. The balloon
+    # passes the size before any checkpoint, the spinner the CPU; the bats
+    # gate must be killed there as gbgate run's is, not left to the default
+    # 3 GiB and 120 s of CPU (the balloon stops at 512 MiB and sleeps: its
+    # guard's --guard-s would end it, red for guard-time).
     run "${GBGATE}" matrix --expected "${TEST_DIR}/guard/expected.tsv" --builds "${TEST_DIR}/guard/builds.tsv" \
         --out "${out}" --no-charts
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"gate cells: 4 passed, 0 failed"* ]] || false
+    [[ "$output" == *"gate cells: 6 passed, 0 failed"* ]] || false
     grep -q "$(printf "^guarded\tballoon\tred:guard-rss\tfail\tguard-rss\tround 1: killed at .* over the guard's 128.0 MiB\tok$")" \
         "${out}/matrix.tsv"
     grep -q "$(printf "^kept\tballoon\tred:guard-rss\tfail\tguard-rss\tkilled at .* over the guard's 128.0 MiB\tok$")" \
         "${out}/matrix.tsv"
     grep -q "$(printf '^guarded\tkeeps\tred:rss\tfail\trss\t.*\tok$')" "${out}/matrix.tsv"
+    grep -q "$(printf "^guarded\tspins\tred:guard-cpu\tfail\tguard-cpu\tround 1: killed after .* s of CPU since its start, over the guard's 2 s .*\tok$")" \
+        "${out}/matrix.tsv"
+    grep -q "$(printf "^kept\tspins\tred:guard-cpu\tfail\tguard-cpu\tkilled after .* s of CPU since its start, over the guard's 2 s .*\tok$")" \
+        "${out}/matrix.tsv"
 }
 
 @test "the matrix: a reason is matched whole: guard-rss is not rss, nor rss guard-rss" {
@@ -459,7 +563,7 @@ judge() {
         --gates "${TEST_DIR}/guard/gates.tsv" --gate kept --out "${out}" --no-charts
     echo "$output"
     [ "$status" -eq 1 ]
-    [[ "$output" == *"gate cells: 0 passed, 2 failed"* ]] || false
+    [[ "$output" == *"gate cells: 1 passed, 2 failed"* ]] || false
     grep -q "$(printf '^kept\tballoon\tred:rss\tfail\tguard-rss\t.*\twrong$')" "${out}/matrix.tsv"
     grep -q "$(printf '^kept\tkeeps\tred:guard-rss\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
     grep -q "✗ red for guard-rss, not rss: killed at" "${out}/matrix.md"

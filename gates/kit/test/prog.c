@@ -27,6 +27,14 @@
  *             a guard that misses the size ends it for its time instead of
  *             letting it fill the machine
  *   hang      sleeps without a checkpoint (the guard's time kill)
+ *   spin      runs a busy loop for ever, without a checkpoint (the
+ *             guard's CPU kill)
+ *   spin-child  the same busy loop in a child it forks, while it waits
+ *             for the child, using no CPU itself
+ *   work      the first argument is MS, not MIB: ROUNDS rounds, each
+ *             a busy loop until the process has used MS ms more of CPU,
+ *             then a checkpoint; a fixed amount of CPU per checkpoint
+ *             interval, however loaded the machine and long it takes
  *   forked    takes MIB, forks a child that reads every page of it and
  *             waits, then a checkpoint: the pages are resident in both,
  *             shared, so that the parent's PSS is about half of them and
@@ -59,6 +67,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MAP_ANONYMOUS
@@ -77,6 +86,17 @@ static void *take(size_t mib)
     }
     memset(p, 0x5a, mib * MIB);
     return p;
+}
+
+/* The CPU time the process has used, in ms. */
+static double cpu_ms(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) {
+        perror("prog: clock_gettime");
+        exit(2);
+    }
+    return (double)t.tv_sec * 1000 + (double)t.tv_nsec / 1e6;
 }
 
 static void round_checkpoint(int round)
@@ -168,6 +188,27 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (strcmp(mode, "spin") == 0 || strcmp(mode, "spin-child") == 0) {
+        if (mode[4] == '-' && fork() != 0) {
+            wait(NULL);
+            return 2;
+        }
+        for (volatile unsigned long n = 0;; n++)
+            ;
+    }
+    if (strcmp(mode, "work") == 0) {
+        for (int r = 1; r <= rounds; r++) {
+            double start = cpu_ms(), now;
+            volatile unsigned long n = 0;
+            do {
+                for (int i = 0; i < 100000; i++)
+                    n++;
+                now = cpu_ms();
+            } while (now - start < (double)mib);
+            round_checkpoint(r);
+        }
+        return 0;
+    }
     if (strcmp(mode, "forked") == 0) {
         volatile unsigned char *p = take(mib);
         int fds[2];
@@ -205,6 +246,6 @@ int main(int argc, char **argv)
     if (strcmp(mode, "hang") == 0)
         for (;;)
             sleep(1);
-    fprintf(stderr, "usage: prog frees|keeps|bump|retained|lazy|crash|fails|none|balloon|hang|forked|lost|unread|mute [MIB [ROUNDS]]\n");
+    fprintf(stderr, "usage: prog frees|keeps|bump|retained|lazy|crash|fails|none|balloon|hang|spin|spin-child|work|forked|lost|unread|mute [MIB [ROUNDS]]\n");
     return 2;
 }
