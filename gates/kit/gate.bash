@@ -27,9 +27,10 @@
 # over time goes; optional) and GATE_KIT (this folder). Run by hand, a test
 # needs GATE_BUILD at least: GATE_BUILD=clean bats my.bats.
 #
-# The gate's row of the gates file gives its options: --guard-rss and
-# --guard-s set the guard, --cap is the cap its chart draws, and any other
-# --name value is the test's own, read with gate_opt and gate_opt_kib.
+# The gate's row of the gates file gives its options: --guard-rss,
+# --guard-cpu and --guard-s set the guard, --cap is the cap its chart
+# draws, and any other --name value is the test's own, read with gate_opt
+# and gate_opt_kib.
 
 # GATE_* are this library's interface to the .bats files.
 # shellcheck disable=SC2034
@@ -52,6 +53,7 @@ gate_setup() {
     fi
     GK_GUARD_RSS_KIB=$GK_DEFAULT_GUARD_RSS_KIB
     [[ -z "$(gate_opt guard-rss)" ]] || GK_GUARD_RSS_KIB="$(gate_opt_kib guard-rss)"
+    GK_GUARD_CPU_S="$(gate_opt guard-cpu "$GK_DEFAULT_GUARD_CPU_S")"
     GK_GUARD_S="$(gate_opt guard-s "$GK_DEFAULT_GUARD_S")"
     GATE_PID=
     GK_PID=
@@ -116,7 +118,8 @@ gate_start() {
 # gate_next: waits for the next checkpoint. Returns 0 when the program
 # stopped there (GATE_CHECKPOINT holds its line), 1 when it exited
 # (GATE_STATUS holds its status), 2 when the kit killed it (GATE_REASON
-# is guard-rss, guard-time or protocol, GATE_DETAIL says at what).
+# is guard-rss, guard-cpu, guard-time or protocol, GATE_DETAIL says at
+# what).
 gate_next() {
     local rc=0
     gk_next || rc=$?
@@ -130,7 +133,7 @@ gate_next() {
 
 # gate_wait [WHAT]: waits for the next checkpoint; when there is none (the
 # program ended, or the guard killed it), records the cell red (crash,
-# guard-rss or guard-time) and fails.
+# guard-rss, guard-cpu or guard-time) and fails.
 gate_wait() {
     local rc=0
     gate_next || rc=$?

@@ -23,14 +23,23 @@
 # checkpoints read, ",a,b,"), GK_PGID (its process group), GK_STATUS (exit status once it
 # exited), GK_REASON and GK_DETAIL (why the guard killed it), GK_PEAK_KIB
 # (the highest resident size read), GK_SERIES (a file to append the
-# resident size over time to, or empty), GK_GUARD_RSS_KIB and GK_GUARD_S.
+# resident size over time to, or empty), GK_GUARD_RSS_KIB, GK_GUARD_CPU_S
+# and GK_GUARD_S (the guard's limits), GK_CPU_MS and GK_CPU_BASE_MS (the
+# group's CPU time at the last reading and when the interval began).
 # They are read by the scripts that source this file.
 # shellcheck disable=SC2034
 
 # The limits the guard enforces unless a gate sets its own: the article's
 # machine once panicked at 43 GB; nothing a gate runs should come near 3 GiB.
+# A runaway is told from a slow machine by the CPU time it burns, not the
+# time on the clock: 120 s of CPU (the program's whole process group)
+# between two checkpoints, however long a loaded machine takes to give it
+# them. A program blocked for ever burns none, so the clock bounds the run
+# too, far above what any gate takes even on a machine loaded ten times
+# over: 20 minutes.
 GK_DEFAULT_GUARD_RSS_KIB=$((3 * 1024 * 1024))
-GK_DEFAULT_GUARD_S=120
+GK_DEFAULT_GUARD_CPU_S=120
+GK_DEFAULT_GUARD_S=1200
 
 gk_die() {
     echo "gbgate: error: $*" >&2
@@ -170,7 +179,19 @@ gk_start() {
     GK_T0_US="${EPOCHREALTIME:-}"
     GK_T0_US="${GK_T0_US//[.,]/}"
     GK_GUARD_RSS_KIB="${GK_GUARD_RSS_KIB:-$GK_DEFAULT_GUARD_RSS_KIB}"
+    GK_GUARD_CPU_S="${GK_GUARD_CPU_S:-$GK_DEFAULT_GUARD_CPU_S}"
     GK_GUARD_S="${GK_GUARD_S:-$GK_DEFAULT_GUARD_S}"
+    GK_CPU_MS=0
+    GK_CPU_BASE_MS=0
+    GK_CPU_BASE_AT=0
+    GK_CPU_SCAN_US=0
+    GK_CPU_SINCE="its start"
+    # The kernel's clock tick, the unit of /proc/<pid>/stat's times. One
+    # fork per run, not per poll.
+    if [[ -z "${GK_CLK_TCK:-}" ]]; then
+        GK_CLK_TCK="$(getconf CLK_TCK 2>/dev/null || echo 100)"
+        [[ "$GK_CLK_TCK" =~ ^[0-9]+$ ]] && ((GK_CLK_TCK > 0)) || GK_CLK_TCK=100
+    fi
 }
 
 # The resident size of the running program in KiB, as ps prints it.
@@ -188,6 +209,22 @@ gk_lazyfree_kib() {
         awk '/^LazyFree:/ { print $2; found = 1 } END { if (!found) print 0 }' "$f"
     else
         echo 0
+    fi
+}
+
+# gk_pss_uss: "<pss> <uss>" in KiB, read from Linux's smaps_rollup: the
+# proportional set size (each page shared with other processes counted as
+# its share, 1/n of it) and the unique set size (the pages no other
+# process maps: Private_Clean + Private_Dirty). Nothing elsewhere, or when
+# judged as a platform without it. For a runtime that forks workers, the
+# resident size counts the pages they share in each of them; PSS divides
+# them, USS leaves them out.
+gk_pss_uss() {
+    local f="/proc/$GK_PID/smaps_rollup"
+    if [[ -r "$f" ]] && gk_platform_is linux; then
+        awk '$1 == "Pss:" { pss = $2; found = 1 }
+            $1 == "Private_Clean:" || $1 == "Private_Dirty:" { uss += $2 }
+            END { if (found) print pss, uss + 0 }' "$f" 2>/dev/null || true
     fi
 }
 
@@ -261,8 +298,8 @@ gk_comm() {
 # gk_next: waits for the next checkpoint. Returns 0 when the program
 # stopped there (GK_LINE holds its line, GK_STOPS counts it, GK_READ lists
 # the names read, ",a,b,"), 1 when it exited (GK_STATUS holds the status),
-# 2 when the kit killed it: the guard (GK_REASON guard-rss or guard-time)
-# or a broken protocol (protocol), GK_DETAIL says at what.
+# 2 when the kit killed it: the guard (GK_REASON guard-rss, guard-cpu or
+# guard-time) or a broken protocol (protocol), GK_DETAIL says at what.
 #
 # The pairing is checked, not assumed: at the n-th stop the program must
 # have printed exactly n checkpoint lines, and when it ends every line it
@@ -274,6 +311,7 @@ gk_comm() {
 # red for protocol.
 gk_next() {
     local out stat rss lines other
+    gk_guard_interval
     while :; do
         # One ps for both: each poll forks as little as it can.
         out="$(ps -o stat= -o rss= -p "$GK_PID" 2>/dev/null || true)"
@@ -335,15 +373,117 @@ gk_next() {
             gk_kill
             return 2
         fi
-        gk_tick
-        if ((GK_ELAPSED_US > GK_GUARD_S * 1000000)); then
-            GK_REASON="guard-time"
-            GK_DETAIL="killed after ${GK_GUARD_S} s, the guard's time limit (at $(gk_mib "$rss") resident)"
-            gk_kill
-            return 2
-        fi
+        gk_guard_clock "$rss" || return 2
         sleep 0.05
     done
+}
+
+# gk_cpu_ms: sets GK_CPU_MS to the CPU time, user and system, in ms, of
+# the program's process group: every process of the group alive (or not
+# yet reaped), with what each has reaped of its own children. On Linux it
+# is read from /proc/<pid>/stat with bash's own read, no fork: the guard
+# reads it while the program runs, and a process started every poll would
+# take CPU from the program under measure and load a loaded machine more.
+# Elsewhere (macOS) from ps, which counts no reaped child. GK_CPU_PS set
+# takes the ps way on Linux too (the kit's tests). With "leader", the
+# program's own alone (never more than its group's), one file read on
+# Linux and nothing elsewhere: cheap enough for every poll.
+gk_cpu_ms() {
+    local f line ticks=0 files
+    GK_CPU_MS=0
+    [[ -n "${GK_PGID:-}" ]] || return 0
+    if [[ -z "${GK_CPU_PS:-}" && -r /proc/self/stat ]]; then
+        if [[ "${1:-}" == leader ]]; then
+            files=("/proc/$GK_PID/stat")
+        else
+            files=(/proc/[0-9]*/stat)
+        fi
+        for f in "${files[@]}"; do
+            read -r line 2>/dev/null <"$f" || continue
+            # The fields after "pid (comm) " (comm may hold spaces and
+            # parentheses): state ppid pgrp ... the 12th to the 15th are
+            # utime stime cutime cstime (proc(5)'s 14 to 17).
+            line="${line##*) }"
+            # shellcheck disable=SC2086  # split into the fields, on purpose
+            set -- $line
+            [[ "${3:-}" == "$GK_PGID" ]] || continue
+            ticks=$((ticks + ${12:-0} + ${13:-0} + ${14:-0} + ${15:-0}))
+        done
+        GK_CPU_MS=$((ticks * 1000 / GK_CLK_TCK))
+    elif [[ "${1:-}" != leader ]]; then
+        GK_CPU_MS="$(ps -A -o pgid= -o time= 2>/dev/null | awk -v g="$GK_PGID" '
+            # [[dd-]hh:]mm:ss[.frac], BSD and procps alike.
+            $1 == g {
+                t = $2; d = 0
+                if (index(t, "-")) { d = substr(t, 1, index(t, "-") - 1); t = substr(t, index(t, "-") + 1) }
+                n = split(t, p, ":"); s = 0
+                for (i = 1; i <= n; i++) s = s * 60 + p[i]
+                ms += (s + d * 86400) * 1000
+            }
+            END { printf "%d\n", ms }')"
+        GK_CPU_MS="${GK_CPU_MS:-0}"
+    fi
+}
+
+# gk_seconds MS: "1.234" seconds.
+gk_seconds() {
+    printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
+}
+
+# gk_guard_interval: the CPU budget starts again as the program runs on
+# from a checkpoint. Read by gk_continue while it is still stopped, so
+# that none of the interval's CPU is taken as the base; read here (as it
+# runs) only when it was continued some other way. The first interval's
+# base is 0 (gk_start): all the group has used is the run's.
+gk_guard_interval() {
+    ((GK_CPU_BASE_AT == GK_STOPS)) && return 0
+    gk_guard_base
+}
+
+# gk_guard_base: the group's CPU now is the base of the next interval.
+gk_guard_base() {
+    gk_cpu_ms
+    GK_CPU_BASE_MS=$GK_CPU_MS
+    GK_CPU_BASE_AT=$GK_STOPS
+    GK_CPU_SINCE="checkpoint $(gk_checkpoint_name "$GK_LINE")"
+}
+
+# gk_guard_clock RSS: the guard's clocks, at a poll of the running
+# program. Kills it and returns 2 (GK_REASON guard-cpu or guard-time, with
+# the figures) when its group has used more than GK_GUARD_CPU_S seconds
+# of CPU since its last checkpoint (a runaway), or the run has lasted
+# GK_GUARD_S seconds on the clock (a hang: a program blocked for ever uses
+# no CPU). The group's CPU is read once a second (a scan of /proc costs
+# some 20 ms of CPU), the program's own at every poll.
+gk_guard_clock() {
+    local rss="$1" used over_time=0
+    gk_tick
+    ((GK_ELAPSED_US > GK_GUARD_S * 1000000)) && over_time=1
+    # Every poll the program's own CPU, which is cheap; its group's once a
+    # second on the clock (on a loaded machine a poll can take that long
+    # itself, and a count of polls would leave the group unread for
+    # minutes), as soon as its own is over the budget, and before the
+    # clock's bound is called (a program past both is a runaway).
+    if ((!over_time && GK_ELAPSED_US - GK_CPU_SCAN_US < 1000000)); then
+        gk_cpu_ms leader
+        ((GK_CPU_MS - GK_CPU_BASE_MS > GK_GUARD_CPU_S * 1000)) || return 0
+    fi
+    gk_cpu_ms
+    GK_CPU_SCAN_US=$GK_ELAPSED_US
+    used=$((GK_CPU_MS - GK_CPU_BASE_MS))
+    if ((used > GK_GUARD_CPU_S * 1000)); then
+        GK_REASON="guard-cpu"
+        GK_DETAIL="killed after $(gk_seconds "$used") s of CPU since $GK_CPU_SINCE, over the guard's ${GK_GUARD_CPU_S} s (a runaway), $((GK_ELAPSED_US / 1000000)) s into the run, at $(gk_mib "$rss") resident"
+        gk_kill
+        return 2
+    fi
+    if ((over_time)); then
+        GK_REASON="guard-time"
+        GK_DETAIL="killed after ${GK_GUARD_S} s, the guard's bound on the clock for a run (a hang): $(gk_seconds "$used") s of CPU since $GK_CPU_SINCE, at $(gk_mib "$rss") resident"
+        gk_kill
+        return 2
+    fi
+    return 0
 }
 
 # gk_unread_names N: the names of the checkpoint lines after the N-th, the
@@ -353,6 +493,7 @@ gk_unread_names() {
 }
 
 gk_continue() {
+    gk_guard_base
     kill -CONT "$GK_PID"
 }
 
@@ -379,36 +520,57 @@ gk_exit_detail() {
 # gk_judge CAP_KIB RSS LAZY HELD FOOTPRINT WHAT: judges one reading against
 # a cap. Returns 0 when RSS is within it; otherwise sets GK_REASON to the
 # reading that explains the excess and GK_DETAIL to the figures, and
-# returns 1:
-#   lazy-free       over the cap only by pages given back lazily: LazyFree
-#                   (Linux) takes it under the cap, or the process's own
-#                   footprint_kib (macOS) is under it;
+# returns 1. First the pages given back lazily are taken out of RSS: what
+# is left is what the process really holds (RSS less LazyFree on Linux;
+# the footprint on macOS, when it is smaller). Then:
+#   lazy-free       what is left is within the cap: over it only by pages
+#                   given back lazily;
 #   retained-below  the program said what its runtime holds (HELD, from
-#                   held_kib) and the process holds more than the cap
-#                   beyond that: given back by the runtime, kept by the
-#                   allocator under it;
+#                   held_kib) and what is left is more than the cap beyond
+#                   that: something in the process other than the runtime's
+#                   own count holds it;
 #   rss             otherwise: the program itself holds it.
+# Pages given back lazily are never counted as retained below: the runtime
+# gave them back and the kernel has not taken them yet. A reading of 478
+# MiB resident, 139 MiB of it LazyFree, 345 MiB held leaves 339 MiB, less
+# than the runtime holds: rss, not retained-below.
 # HELD and FOOTPRINT are empty when the checkpoint line had no such figure.
 gk_judge() {
-    local cap="$1" rss="$2" lazy="${3:-0}" held="$4" footprint="$5" what="$6" over
+    local cap="$1" rss="$2" lazy="${3:-0}" held="$4" footprint="$5" what="$6" over kept
     ((rss <= cap)) && return 0
     over="$(gk_mib "$rss") resident"
     [[ -n "$held" ]] && over="$over, the runtime holds $(gk_mib "$held")"
     over="${what:+$what: }$over, over the cap of $(gk_mib "$cap")"
+    kept=$rss
+    ((lazy > 0)) && kept=$((rss - lazy))
+    [[ -n "$footprint" ]] && ((footprint > 0 && footprint < kept)) && kept=$footprint
     if ((lazy > 0 && rss - lazy <= cap)); then
         GK_REASON="lazy-free"
         GK_DETAIL="$over; $(gk_mib "$lazy") of it is LazyFree (given back with MADV_FREE, still counted)"
     elif [[ -n "$footprint" ]] && ((footprint > 0 && footprint <= cap)); then
         GK_REASON="lazy-free"
         GK_DETAIL="$over; the footprint is $(gk_mib "$footprint"): the rest was given back lazily, still counted"
-    elif [[ -n "$held" ]] && ((rss - held > cap)); then
+    elif [[ -n "$held" ]] && ((kept - held > cap)); then
         GK_REASON="retained-below"
-        GK_DETAIL="$over: given back by the runtime, kept by the allocator under it"
+        GK_DETAIL="$over$(gk_judge_lazy_note "$lazy" "$footprint" "$kept"): $(gk_mib $((kept - held))) beyond what the runtime holds is resident under it"
     else
         GK_REASON=rss
-        GK_DETAIL="$over"
+        GK_DETAIL="$over$(gk_judge_lazy_note "$lazy" "$footprint" "$kept")"
     fi
     return 1
+}
+
+# The reasons gk_judge gives: a reading over the cap, whatever explains it.
+GK_CAP_REASONS="rss retained-below lazy-free"
+
+# gk_judge_lazy_note LAZY FOOTPRINT KEPT: for a red reading that had pages
+# given back lazily, what was taken out before it was judged; else nothing.
+gk_judge_lazy_note() {
+    if (($1 > 0)); then
+        echo "; $(gk_mib "$1") LazyFree taken out, $(gk_mib "$3") left"
+    elif [[ -n "$2" ]] && (($2 > 0 && $2 == $3)); then
+        echo "; judged by the footprint, $(gk_mib "$2")"
+    fi
 }
 
 # gk_growth CAP_KIB NAME=KIB...: judged CPython's way (its refleak hunter):

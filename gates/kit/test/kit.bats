@@ -6,14 +6,20 @@
 # kit's report of it checked: a pass, a cap exceeded (rss), a climb
 # (growth, judged CPython's way), a runtime that holds nothing while the
 # process holds it all (retained-below) or holds part of it (retained-below
-# or rss, by the excess beyond it), pages given back lazily (lazy-free,
-# Linux; not read when judged as a platform without it), a crash, a program
+# or rss, by the excess beyond it, the pages given back lazily taken out
+# first: the judge on given figures and on a run), pages given back lazily
+# (lazy-free, Linux; not read when judged as a platform without it), a
+# crash, a program
 # with no checkpoint, a checkpoint line not read while stopped there and a
 # stop with no line (protocol), a wrapper that does not exec, no process
-# left behind, the guard's kills for size and for time; then the
+# left behind, the PSS and USS beside the resident size, the guard's kills
+# for size, for CPU (a busy loop, in the program or a child of it; the
+# budget per checkpoint interval) and for time (a hang), the same verdicts
+# with the machine loaded by busy loops the test starts; then the
 # matrix, right and wrong, with cells that differ by platform (the first
 # colour that applies), reasons matched whole, the guard of a gate written
-# in bats (the guard/ matrix), the failsafe, the charts, and the C reader.
+# in bats (the guard/ matrix), the failsafe (red over its cap for any
+# reason the judge gives, and nothing else), the charts, and the C reader.
 # Run by ci/gate.sh (make gate, make test's gate stage); by hand: bats
 # gates/kit/test/kit.bats.
 bats_require_minimum_version 1.8.0
@@ -57,7 +63,12 @@ verdict() {
     [ "$status" -eq 0 ]
     [ "$(verdict)" = "gate: pass" ]
     # One line per checkpoint, with the readings from outside.
-    [ "$(grep -c '^checkpoint round-[123] rss_kib=[0-9]* lazyfree_kib=[0-9]* hwm_kib=[0-9]* round=' <<<"$output")" -eq 3 ]
+    # On Linux, PSS and USS beside them; everywhere, the CPU used.
+    if [[ -r /proc/self/smaps_rollup ]]; then
+        [ "$(grep -c '^checkpoint round-[123] rss_kib=[0-9]* lazyfree_kib=[0-9]* hwm_kib=[0-9]* pss_kib=[0-9]* uss_kib=[0-9]* cpu_ms=[0-9]* round=' <<<"$output")" -eq 3 ]
+    else
+        [ "$(grep -c '^checkpoint round-[123] rss_kib=[0-9]* lazyfree_kib=[0-9]* hwm_kib=[0-9]* cpu_ms=[0-9]* round=' <<<"$output")" -eq 3 ]
+    fi
 }
 
 @test "a program over its cap is red for rss" {
@@ -79,7 +90,7 @@ verdict() {
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 64
     [ "$status" -eq 1 ]
-    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 0.0 MiB"*"kept by the allocator under it" ]]
+    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 0.0 MiB, over the cap of 32.0 MiB: "*" MiB beyond what the runtime holds is resident under it" ]]
 }
 
 @test "a runtime that holds part of it is judged by the excess beyond what it holds: retained-below or rss" {
@@ -91,12 +102,73 @@ verdict() {
     # 4 MiB held: some 37 MiB beyond it, more than the cap.
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 40 4
     [ "$status" -eq 1 ]
-    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 4.0 MiB, over the cap of 32.0 MiB: given back by the runtime, kept by the allocator under it" ]] || false
+    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 4.0 MiB, over the cap of 32.0 MiB: "*" MiB beyond what the runtime holds is resident under it" ]] || false
     # 24 MiB held: some 17 MiB beyond it, within the cap: the program holds
     # what is over it.
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 40 24
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (rss): at left: "*"the runtime holds 24.0 MiB, over the cap of 32.0 MiB" ]] || false
+}
+
+# judge CAP RSS LAZY HELD FOOTPRINT (MiB, "" for none): gk_judge on the
+# figures given, in a shell of its own; prints "<reason>: <detail>", or
+# "pass".
+judge() {
+    local kib=()
+    local v
+    for v in "$@"; do kib+=("${v:+$((v * 1024))}"); done
+    bash -c 'source "$1/gbgate.bash"; shift
+        if gk_judge "$@" "at left"; then echo pass; else echo "$GK_REASON: $GK_DETAIL"; fi' \
+        judge "${KIT}" "${kib[@]}"
+}
+
+@test "the judge takes the pages given back lazily out before it weighs what the runtime holds" {
+    # 478 MiB resident, 139 MiB of it LazyFree, the runtime holding 345
+    # MiB: 339 MiB are left, less than the runtime holds, so the program
+    # holds what is over the cap (rss). Weighing 478 against 345 would call
+    # 133 MiB retained below the runtime.
+    run judge 64 478 139 345 ""
+    [ "$output" = "rss: at left: 478.0 MiB resident, the runtime holds 345.0 MiB, over the cap of 64.0 MiB; 139.0 MiB LazyFree taken out, 339.0 MiB left" ]
+    # The same with the runtime holding 100 MiB: 239 MiB beyond it, over
+    # the cap: retained below, counted without the lazy pages.
+    run judge 64 478 139 100 ""
+    [ "$output" = "retained-below: at left: 478.0 MiB resident, the runtime holds 100.0 MiB, over the cap of 64.0 MiB; 139.0 MiB LazyFree taken out, 339.0 MiB left: 239.0 MiB beyond what the runtime holds is resident under it" ]
+    # Lazy pages that take it under the cap: lazy-free, whatever is held.
+    run judge 64 478 420 0 ""
+    [[ "$output" == "lazy-free: "*"420.0 MiB of it is LazyFree"* ]] || false
+    # macOS: the footprint (what is left without the lazy pages) is judged
+    # the same way.
+    run judge 64 478 0 345 339
+    [ "$output" = "rss: at left: 478.0 MiB resident, the runtime holds 345.0 MiB, over the cap of 64.0 MiB; judged by the footprint, 339.0 MiB" ]
+    run judge 64 478 0 100 339
+    [[ "$output" == "retained-below: "*"239.0 MiB beyond what the runtime holds"* ]] || false
+    run judge 64 478 0 345 40
+    [[ "$output" == "lazy-free: "*"the footprint is 40.0 MiB"* ]] || false
+    # A footprint over the resident size (compressed pages count in it) is
+    # not a reading of what is resident: judged by the resident size.
+    run judge 64 478 0 100 600
+    [[ "$output" == "retained-below: "*"378.0 MiB beyond what the runtime holds"* ]] || false
+    # No held_kib: rss; within the cap: a pass.
+    run judge 64 478 139 "" ""
+    [[ "$output" == "rss: "* ]] || false
+    run judge 64 64 0 0 ""
+    [ "$output" = pass ]
+}
+
+@test "a runtime holding most of a reading that is partly LazyFree is red for rss, not retained-below (Linux)" {
+    [[ "$(uname -s)" == Linux ]] || skip "LazyFree is Linux's"
+    # 96 MiB resident, 40 MiB of it given back with MADV_FREE, the runtime
+    # holding 48: 56 MiB left, 8 beyond what it holds, within the 32 MiB cap.
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 96 48 40
+    echo "$output"
+    [[ "$output" != *"no MADV_FREE"* ]] || skip "no MADV_FREE here"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (rss): at left: "*"the runtime holds 48.0 MiB, over the cap of 32.0 MiB; "*" MiB LazyFree taken out, "*" MiB left" ]] || false
+    # Holding 8 of it: some 48 MiB beyond, over the cap: retained-below.
+    run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 96 8 40
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (retained-below): at left: "*"the runtime holds 8.0 MiB"*"MiB LazyFree taken out"* ]] || false
 }
 
 @test "pages given back lazily are red for lazy-free (Linux)" {
@@ -116,6 +188,35 @@ verdict() {
     [ "$status" -eq 1 ]
     [[ "$output" == *"lazyfree_kib=0 "* ]]
     [[ "$(verdict)" == "gate: fail (rss): "* ]]
+}
+
+@test "the runner reads PSS and USS beside RSS (Linux): a child sharing the pages halves the PSS" {
+    [[ "$(uname -s)" == Linux ]] || skip "smaps_rollup is Linux's"
+    [[ -r /proc/self/smaps_rollup ]] || skip "no smaps_rollup here (Linux older than 4.14)"
+    local rss pss uss
+    # forked takes 64 MiB and forks a child that maps every page of it too.
+    run "${GBGATE}" run --cap 1GiB -- "${PROG}" forked 64
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "checkpoint shared rss_kib="*" lazyfree_kib="*" hwm_kib="*" pss_kib="*" uss_kib="* ]] || false
+    rss="$(sed -n 's/.* rss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    pss="$(sed -n 's/.* pss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    uss="$(sed -n 's/.* uss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    # All 64 MiB resident, counted whole in RSS; half of them in PSS (it
+    # shares them with one child); none in USS.
+    ((rss >= 64 * 1024))
+    ((pss <= rss - 24 * 1024 && pss >= 28 * 1024))
+    ((uss < 8 * 1024 && uss <= pss))
+    # The figure of the cell carries them too.
+    [[ "$output" == *"gate: figure "*" at shared; PSS "*" MiB, USS "*" MiB"* ]] || false
+    # Without a child to share them, the 64 MiB are the program's alone:
+    # PSS and USS hold them all, and neither is above RSS.
+    run "${GBGATE}" run --cap 1GiB -- "${PROG}" keeps 64 1
+    echo "$output"
+    rss="$(sed -n 's/.* rss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    pss="$(sed -n 's/.* pss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    uss="$(sed -n 's/.* uss_kib=\([0-9]*\).*/\1/p' <<<"${lines[0]}")"
+    ((uss >= 64 * 1024 && uss <= pss && pss <= rss))
 }
 
 @test "a crash is red for crash, with the signal" {
@@ -222,9 +323,105 @@ verdict() {
 }
 
 @test "the guard kills a program that hangs: red for guard-time" {
-    run "${GBGATE}" run --guard-s 1 -- "${PROG}" hang
+    # It uses no CPU: only the clock can end it.
+    run "${GBGATE}" run --guard-s 1 --guard-cpu 1 -- "${PROG}" hang
+    echo "$output"
     [ "$status" -eq 1 ]
-    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s"* ]]
+    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s, the guard's bound on the clock for a run (a hang): 0.0"*" s of CPU since its start, at "*" resident" ]] || false
+}
+
+@test "the guard kills a runaway for its CPU, the work of a child counted: red for guard-cpu" {
+    # The clock's bound is far off: only the CPU budget can end them soon.
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 120 -- "${PROG}" spin
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-cpu): killed after "*" s of CPU since its start, over the guard's 1 s (a runaway), "*" s into the run, at "*" resident" ]] || false
+    # The program waits, using no CPU, while a child it forked spins: the
+    # budget is the whole group's.
+    local tag="kit-spin-$$-${BATS_TEST_NUMBER}"
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 30 -- "${PROG}" spin-child 0 0 "${tag}"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-cpu): killed after "*" s of CPU since its start"* ]] || false
+    run ps -A -o pid= -o stat= -o args=
+    [[ "$output" != *"${tag}"* ]] || false
+    # macOS's way, ps, read on Linux too.
+    GK_CPU_PS=1 run "${GBGATE}" run --guard-cpu 1 --guard-s 30 -- "${PROG}" spin-child
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-cpu): killed after "*" s of CPU since its start"* ]] || false
+}
+
+@test "the guard's CPU budget is per checkpoint interval, not for the whole run" {
+    # Three rounds of 0.6 s of CPU each: 1.8 s in all, under the 1 s budget
+    # in every interval.
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 120 -- "${PROG}" work 600 3
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(verdict)" = "gate: pass" ]
+    # Each checkpoint line says the CPU its interval used.
+    [ "$(grep -c '^checkpoint round-[123] .* cpu_ms=[0-9]* round=' <<<"$output")" -eq 3 ]
+    local ms
+    ms="$(sed -n 's/^checkpoint round-2 .* cpu_ms=\([0-9]*\) .*/\1/p' <<<"$output")"
+    ((ms >= 500 && ms < 1000))
+    # Rounds of 2.5 s are over it, and the message names the interval.
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 120 -- "${PROG}" work 2500 2
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-cpu): killed after "*" s of CPU since its start, over the guard's 1 s"* ]] || false
+}
+
+# load_start: busy loops, two per core, outside the program's group, so
+# that the machine is as loaded as a shared CI runner at its worst; their
+# pids in LOAD_PIDS for load_stop (and teardown, should the test fail).
+load_start() {
+    local i n
+    n="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)"
+    LOAD_PIDS=""
+    for ((i = 0; i < 2 * n; i++)); do
+        sh -c 'while :; do :; done' 3>&- &
+        LOAD_PIDS="$LOAD_PIDS $!"
+    done
+}
+
+load_stop() {
+    local p
+    for p in ${LOAD_PIDS:-}; do kill "$p" 2>/dev/null || true; done
+    for p in ${LOAD_PIDS:-}; do wait "$p" 2>/dev/null || true; done
+    LOAD_PIDS=""
+}
+
+teardown() {
+    load_stop
+}
+
+@test "under load, a gate's verdict is the one it has without the load; a runaway and a hang are still killed" {
+    # Two rounds of 1 s of CPU each, under a 3 s budget of CPU: a pass,
+    # loaded or not. A guard on the clock at 3 s would have ended it
+    # wherever the load stretched a round past 3 s (the run's figures are
+    # printed below for the record; no test asserts on the clock).
+    local t0 quiet loaded
+    t0=$SECONDS
+    run "${GBGATE}" run --guard-cpu 3 -- "${PROG}" work 1000 2
+    echo "$output"
+    echo "# without the load of the test: $((SECONDS - t0)) s on the clock"
+    quiet="$(verdict)"
+    [ "$quiet" = "gate: pass" ]
+    load_start
+    t0=$SECONDS
+    run "${GBGATE}" run --guard-cpu 3 -- "${PROG}" work 1000 2
+    echo "$output"
+    echo "# with the load of the test (pids$LOAD_PIDS): $((SECONDS - t0)) s on the clock"
+    loaded="$(verdict)"
+    [ "$loaded" = "$quiet" ]
+    # A runaway is still killed for its CPU, a hang for its time.
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 120 -- "${PROG}" spin
+    echo "$output"
+    [[ "$(verdict)" == "gate: fail (guard-cpu): "* ]] || false
+    run "${GBGATE}" run --guard-cpu 1 --guard-s 2 -- "${PROG}" hang
+    echo "$output"
+    [[ "$(verdict)" == "gate: fail (guard-time): "* ]] || false
+    load_stop
 }
 
 @test "sizes need a unit; a bad option is a usage error" {
@@ -333,22 +530,27 @@ verdict() {
     grep -q "$(printf '^rounds\tkeeps\tred:growth\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
 }
 
-@test "the matrix: the guard's kills are red for guard-rss, a bats gate's guard too" {
+@test "the matrix: the guard's kills are red for guard-rss and guard-cpu, a bats gate's guard too" {
     local out="${BATS_TEST_TMPDIR}/m"
-    # Both gates set --guard-rss 128MiB. The balloon passes it before any
-    # checkpoint; the bats gate must be killed there as gbgate run's is, not
-    # left to the default 3 GiB (the balloon stops at 512 MiB and sleeps:
-    # its guard's --guard-s would end it, red for guard-time).
+    # Both gates set --guard-rss 128MiB and --guard-cpu 2. The balloon
+    # passes the size before any checkpoint, the spinner the CPU; the bats
+    # gate must be killed there as gbgate run's is, not left to the default
+    # 3 GiB and 120 s of CPU (the balloon stops at 512 MiB and sleeps: its
+    # guard's --guard-s would end it, red for guard-time).
     run "${GBGATE}" matrix --expected "${TEST_DIR}/guard/expected.tsv" --builds "${TEST_DIR}/guard/builds.tsv" \
         --out "${out}" --no-charts
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"gate cells: 4 passed, 0 failed"* ]] || false
+    [[ "$output" == *"gate cells: 6 passed, 0 failed"* ]] || false
     grep -q "$(printf "^guarded\tballoon\tred:guard-rss\tfail\tguard-rss\tround 1: killed at .* over the guard's 128.0 MiB\tok$")" \
         "${out}/matrix.tsv"
     grep -q "$(printf "^kept\tballoon\tred:guard-rss\tfail\tguard-rss\tkilled at .* over the guard's 128.0 MiB\tok$")" \
         "${out}/matrix.tsv"
     grep -q "$(printf '^guarded\tkeeps\tred:rss\tfail\trss\t.*\tok$')" "${out}/matrix.tsv"
+    grep -q "$(printf "^guarded\tspins\tred:guard-cpu\tfail\tguard-cpu\tround 1: killed after .* s of CPU since its start, over the guard's 2 s .*\tok$")" \
+        "${out}/matrix.tsv"
+    grep -q "$(printf "^kept\tspins\tred:guard-cpu\tfail\tguard-cpu\tkilled after .* s of CPU since its start, over the guard's 2 s .*\tok$")" \
+        "${out}/matrix.tsv"
 }
 
 @test "the matrix: a reason is matched whole: guard-rss is not rss, nor rss guard-rss" {
@@ -361,7 +563,7 @@ verdict() {
         --gates "${TEST_DIR}/guard/gates.tsv" --gate kept --out "${out}" --no-charts
     echo "$output"
     [ "$status" -eq 1 ]
-    [[ "$output" == *"gate cells: 0 passed, 2 failed"* ]] || false
+    [[ "$output" == *"gate cells: 1 passed, 2 failed"* ]] || false
     grep -q "$(printf '^kept\tballoon\tred:rss\tfail\tguard-rss\t.*\twrong$')" "${out}/matrix.tsv"
     grep -q "$(printf '^kept\tkeeps\tred:guard-rss\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
     grep -q "✗ red for guard-rss, not rss: killed at" "${out}/matrix.md"
@@ -376,6 +578,32 @@ verdict() {
         --out "${out}" --failsafe-build frees --no-charts
     [ "$status" -eq 1 ]
     [[ "$output" == *"FAILSAFE BROKEN"* ]]
+    [ ! -s "${out}/matrix.tsv" ]
+}
+
+@test "the matrix: a failsafe red over its cap for another reason than rss runs the matrix; one red for a crash stops it" {
+    local out="${BATS_TEST_TMPDIR}/m" bld="${BATS_TEST_TMPDIR}/builds.tsv"
+    cp "${TEST_DIR}/matrix/expected.tsv" "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
+    # The failsafe gate runs "prog 64 1" under a 32 MiB cap. A failsafe
+    # build whose program says its runtime holds 1 MiB of its 64 is red for
+    # retained-below: over its cap, which is what the failsafe must see.
+    awk -F'\t' -v OFS='\t' '$1 == "failsafe" { $2 = "${KIT_TEST_BIN}/prog retained" } 1' \
+        "${TEST_DIR}/matrix/builds.tsv" >"${bld}"
+    run "${GBGATE}" matrix --expected "${BATS_TEST_TMPDIR}/expected.tsv" --builds "${bld}" \
+        --gate rounds --out "${out}" --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"gbgate: failsafe: the failsafe gate on failsafe is red for retained-below"* ]] || false
+    [[ "$output" == *"gate cells: 2 passed, 0 failed"* ]] || false
+    # A failsafe that crashes is red, but not over its cap: it proves
+    # nothing about the judge, and the matrix stops.
+    awk -F'\t' -v OFS='\t' '$1 == "failsafe" { $2 = "${KIT_TEST_BIN}/prog crash" } 1' \
+        "${TEST_DIR}/matrix/builds.tsv" >"${bld}"
+    run "${GBGATE}" matrix --expected "${BATS_TEST_TMPDIR}/expected.tsv" --builds "${bld}" \
+        --gate rounds --out "${out}" --no-charts
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"FAILSAFE BROKEN: the gates file's failsafe gate, on the build failsafe, was not red over its cap (red for crash; it must be red for one of: rss retained-below lazy-free)"* ]] || false
     [ ! -s "${out}/matrix.tsv" ]
 }
 

@@ -15,7 +15,9 @@
  *   retained  keeps MIB and says its runtime holds none of it, held_kib=0
  *             (red for retained-below); with a third argument HELD, says
  *             it holds HELD MiB of it, so that the judge must weigh the
- *             process's excess over what its runtime holds
+ *             process's excess over what its runtime holds; with a fourth,
+ *             LAZY, gives the first LAZY MiB back with MADV_FREE (Linux),
+ *             still resident, which the judge must take out first
  *   lazy      gives MIB back with MADV_FREE (Linux: red for lazy-free)
  *   crash     a checkpoint, then abort()
  *   fails     a checkpoint, then exit(3)
@@ -25,6 +27,18 @@
  *             a guard that misses the size ends it for its time instead of
  *             letting it fill the machine
  *   hang      sleeps without a checkpoint (the guard's time kill)
+ *   spin      runs a busy loop for ever, without a checkpoint (the
+ *             guard's CPU kill)
+ *   spin-child  the same busy loop in a child it forks, while it waits
+ *             for the child, using no CPU itself
+ *   work      the first argument is MS, not MIB: ROUNDS rounds, each
+ *             a busy loop until the process has used MS ms more of CPU,
+ *             then a checkpoint; a fixed amount of CPU per checkpoint
+ *             interval, however loaded the machine and long it takes
+ *   forked    takes MIB, forks a child that reads every page of it and
+ *             waits, then a checkpoint: the pages are resident in both,
+ *             shared, so that the parent's PSS is about half of them and
+ *             its USS none (a runtime that forks workers)
  * Protocol breaks, each checkpoint taking and giving back MIB first (the
  * lines are printed by hand, the way a runtime whose stop is not the
  * header's would print them):
@@ -51,7 +65,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MAP_ANONYMOUS
@@ -70,6 +87,17 @@ static void *take(size_t mib)
     }
     memset(p, 0x5a, mib * MIB);
     return p;
+}
+
+/* The CPU time the process has used, in ms. */
+static double cpu_ms(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) {
+        perror("prog: clock_gettime");
+        exit(2);
+    }
+    return (double)t.tv_sec * 1000 + (double)t.tv_nsec / 1e6;
 }
 
 static void round_checkpoint(int round)
@@ -97,7 +125,19 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "retained") == 0) {
         size_t held_mib = argc > 3 ? (size_t)strtoul(argv[3], NULL, 10) : 0;
-        (void)take(mib);
+        size_t lazy_mib = argc > 4 ? (size_t)strtoul(argv[4], NULL, 10) : 0;
+        void *p = take(mib);
+        if (lazy_mib > 0) {
+#if defined(MADV_FREE)
+            if (madvise(p, (lazy_mib < mib ? lazy_mib : mib) * MIB, MADV_FREE) != 0) {
+                perror("prog: madvise(MADV_FREE)");
+                return 2;
+            }
+#else
+            fputs("prog: no MADV_FREE here\n", stderr);
+            return 2;
+#endif
+        }
         gbgate_checkpoint("left", "held_kib=%zu", held_mib * 1024);
         return 0;
     }
@@ -151,9 +191,64 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (strcmp(mode, "spin") == 0 || strcmp(mode, "spin-child") == 0) {
+        if (mode[4] == '-' && fork() != 0) {
+            wait(NULL);
+            return 2;
+        }
+        for (volatile unsigned long n = 0;; n++)
+            ;
+    }
+    if (strcmp(mode, "work") == 0) {
+        for (int r = 1; r <= rounds; r++) {
+            double start = cpu_ms(), now;
+            volatile unsigned long n = 0;
+            do {
+                for (int i = 0; i < 100000; i++)
+                    n++;
+                now = cpu_ms();
+            } while (now - start < (double)mib);
+            round_checkpoint(r);
+        }
+        return 0;
+    }
+    if (strcmp(mode, "forked") == 0) {
+        volatile unsigned char *p = take(mib);
+        int fds[2];
+        if (pipe(fds) != 0) {
+            perror("prog: pipe");
+            return 2;
+        }
+        pid_t child = fork();
+        if (child < 0) {
+            perror("prog: fork");
+            return 2;
+        }
+        if (child == 0) {
+            /* Every page read, so that each is mapped here as well as in
+             * the parent; then the parent is told, and the child waits
+             * to be killed. */
+            unsigned sum = 0;
+            for (size_t i = 0; i < mib * MIB; i += 4096)
+                sum += p[i];
+            if (write(fds[1], &sum, 1) != 1)
+                _exit(2);
+            for (;;)
+                pause();
+        }
+        char c;
+        if (read(fds[0], &c, 1) != 1) {
+            perror("prog: read");
+            return 2;
+        }
+        gbgate_checkpoint("shared", NULL);
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        return 0;
+    }
     if (strcmp(mode, "hang") == 0)
         for (;;)
             sleep(1);
-    fprintf(stderr, "usage: prog frees|keeps|bump|retained|lazy|crash|fails|none|balloon|hang|lost|unread|mute [MIB [ROUNDS]]\n");
+    fprintf(stderr, "usage: prog frees|keeps|bump|retained|lazy|crash|fails|none|balloon|hang|spin|spin-child|work|forked|lost|unread|mute [MIB [ROUNDS]]\n");
     return 2;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # guarded.bats -- a gate written in bats, for the kit's guard matrix: rounds
 # of 16 MiB, the first judged against the --cap of its row in gates.tsv,
-# under the --guard-rss and --guard-s of that row (gate_setup reads them).
+# under the --guard-rss, --guard-cpu and --guard-s of that row (gate_setup
+# reads them).
 bats_require_minimum_version 1.8.0
 
 setup() {
