@@ -1,7 +1,7 @@
 /* init.h -- the settings the runtime runs with, settled once (init.c).
  *
  * Options come from gb_init, else from the environment (GB_BLOCKS,
- * GB_GROW, GB_SMALL, GB_CACHE, GB_MAP_BUDGET, ...), else from defaults
+ * GB_GROW, GB_SMALL, GB_CACHE, GB_HUGE), else from defaults
  * measured for this OS. Every entry point calls gb__ensure_init first, so
  * a program that never calls gb_init gets the defaults on first use.
  */
