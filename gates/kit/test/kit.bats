@@ -41,10 +41,7 @@ setup() {
     export KIT_TEST_BIN="${BATS_FILE_TMPDIR}"
 }
 
-# verdict: the last line of the run, which must be the verdict.
-verdict() {
-    echo "${lines[${#lines[@]} - 1]}"
-}
+load helpers
 
 @test "the checkpoint does nothing outside the kit, prints under GBGATE=print" {
     run "${PROG}" frees 8 2

@@ -20,14 +20,7 @@ setup() {
     export PATH
 }
 
-verdict() {
-    echo "${lines[${#lines[@]} - 1]}"
-}
-
-# field NAME KEY: the figure KEY of the runner's line for checkpoint NAME.
-field() {
-    grep "^checkpoint $1 " <<<"$output" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
-}
+load helpers
 
 # within SECONDS COMMAND...: runs COMMAND and returns its status; kills it
 # after SECONDS, a guard (macOS has no timeout(1)): a hang fails the test

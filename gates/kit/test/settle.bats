@@ -7,8 +7,6 @@
 # build that never gives back is red in both; a checkpoint that does not
 # settle under --settle is red for protocol. Run by hand: bats
 # gates/kit/test/settle.bats.
-# The helpers below read the status and output that bats' run sets for
-# the test that calls them.
 # shellcheck disable=SC2030,SC2031
 bats_require_minimum_version 1.8.0
 
@@ -28,14 +26,7 @@ setup() {
     export PATH
 }
 
-verdict() {
-    echo "${lines[${#lines[@]} - 1]}"
-}
-
-# field NAME KEY: the figure KEY of the runner's line for checkpoint NAME.
-field() {
-    grep "^checkpoint $1 " <<<"$output" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
-}
+load helpers
 
 @test "memory given back on a background thread: red right after, green once settled" {
     run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" late 64
