@@ -10,17 +10,12 @@
 # shellcheck disable=SC2030,SC2031
 bats_require_minimum_version 1.8.0
 
-setup() {
-    TEST_DIR="$(cd "$(dirname "${BATS_TEST_FILENAME}")" && pwd)"
-    KIT="$(dirname "${TEST_DIR}")"
-    KIT_GBGATE="${KIT}/gbgate"
-    SNIPPETS="${KIT}/snippets"
-    # The snippets call the helper by its name, as an installed kit is.
-    PATH="${KIT}:${PATH}"
-    export PATH
-}
-
 load helpers
+
+setup() {
+    kit_paths
+    SNIPPETS="${KIT}/snippets"
+}
 
 # within SECONDS COMMAND...: runs COMMAND and returns its status; kills it
 # after SECONDS, a guard (macOS has no timeout(1)): a hang fails the test

@@ -17,16 +17,12 @@ setup_file() {
     "${CC:-cc}" -std=c99 -O1 -Wall -Wextra -Werror -pthread -I"${kit}" -o "${BATS_FILE_TMPDIR}/settle" "${dir}/settle.c"
 }
 
-setup() {
-    TEST_DIR="$(cd "$(dirname "${BATS_TEST_FILENAME}")" && pwd)"
-    KIT="$(dirname "${TEST_DIR}")"
-    KIT_GBGATE="${KIT}/gbgate"
-    SETTLE="${BATS_FILE_TMPDIR}/settle"
-    PATH="${KIT}:${PATH}"
-    export PATH
-}
-
 load helpers
+
+setup() {
+    kit_paths
+    SETTLE="${BATS_FILE_TMPDIR}/settle"
+}
 
 @test "memory given back on a background thread: red right after, green once settled" {
     run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" late 64
