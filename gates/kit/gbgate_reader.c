@@ -141,17 +141,28 @@ static void drain(int fd, buffer *b)
     b->p[b->len] = '\0';
 }
 
+/* The line after l, or NULL after the last. */
+static const char *line_after(const char *l)
+{
+    const char *nl = strchr(l, '\n');
+    return nl ? nl + 1 : NULL;
+}
+
+/* The first checkpoint line from l on (l may be NULL), or NULL. */
+static const char *checkpoint_line(const char *l)
+{
+    for (; l && *l; l = line_after(l))
+        if (strncmp(l, GBGATE_PREFIX " ", strlen(GBGATE_PREFIX " ")) == 0)
+            return l;
+    return NULL;
+}
+
 /* How many checkpoint lines the child has printed so far. */
 static int lines_printed(const buffer *b)
 {
-    size_t prefix = strlen(GBGATE_PREFIX " ");
     int n = 0;
-    for (const char *l = b->p; l && *l;) {
-        if (strncmp(l, GBGATE_PREFIX " ", prefix) == 0)
-            n++;
-        const char *nl = strchr(l, '\n');
-        l = nl ? nl + 1 : NULL;
-    }
+    for (const char *l = checkpoint_line(b->p); l; l = checkpoint_line(line_after(l)))
+        n++;
     return n;
 }
 
@@ -288,16 +299,10 @@ const gbgate_mem *gbgate_mem_at(const gbgate_child *c, const char *name)
 {
     size_t n = strlen(name), prefix = strlen(GBGATE_PREFIX " ");
     int k = 0;
-    for (const char *l = c->out; l && *l;) {
-        if (strncmp(l, GBGATE_PREFIX " ", prefix) == 0) {
-            /* The name ends the line or is followed by its figures. */
-            if (strncmp(l + prefix, name, n) == 0 && strchr(" \n", l[prefix + n]))
-                return k < c->paired && k < GBGATE_MAX_STOPS ? &c->mem[k] : NULL;
-            k++;
-        }
-        const char *nl = strchr(l, '\n');
-        l = nl ? nl + 1 : NULL;
-    }
+    for (const char *l = checkpoint_line(c->out); l; l = checkpoint_line(line_after(l)), k++)
+        /* The name ends the line or is followed by its figures. */
+        if (strncmp(l + prefix, name, n) == 0 && strchr(" \n", l[prefix + n]))
+            return k < c->paired && k < GBGATE_MAX_STOPS ? &c->mem[k] : NULL;
     return NULL;
 }
 
