@@ -86,12 +86,12 @@ static gb__chunk other_block;
 
 static void other_takes(void)
 {
-    other_block = gb__chunk_get(BLOCK);
+    other_block = gb__chunk_get(&gb__self()->mem.cache, BLOCK);
 }
 
 static void other_gives_back(void)
 {
-    gb__chunk_put(other_block);
+    gb__chunk_put(&gb__self()->mem.cache, other_block);
 }
 
 /* -------------------------------------------------------------- the hook */
@@ -141,7 +141,7 @@ static void init_two_block_bound(void)
     o.blocks = GB_BLOCKS_MAP;
     o.cache_bytes = BOUND;
     gb_init(&o);
-    gb__chunk_cache_hook = at_step; /* before the other thread starts */
+    gb__map_cache_hook = at_step; /* before the other thread starts */
     other_start();
     on_other(other_takes);
     CHECK_EQ(other_block.src, GB__SRC_MAP);
@@ -152,7 +152,7 @@ static void init_two_block_bound(void)
  * one's, and judges every reading. */
 static void finish(void)
 {
-    gb__chunk_cache_hook = NULL; /* before the other thread's exit reads it */
+    gb__map_cache_hook = NULL; /* before the other thread's exit reads it */
     other_stop();
     fprintf(stderr, "%d steps read: at most %zu KiB cached (bound %zu KiB)\n", steps_seen,
             most_cached / 1024, (size_t)BOUND / 1024);
@@ -164,7 +164,7 @@ static void finish(void)
 
 static gb__chunk take(void)
 {
-    gb__chunk c = gb__chunk_get(BLOCK);
+    gb__chunk c = gb__chunk_get(&gb__self()->mem.cache, BLOCK);
     CHECK_EQ(c.src, GB__SRC_MAP);
     CHECK_EQ(c.size, BLOCK);
     return c;
@@ -181,17 +181,17 @@ GB_TEST(a_put_between_another_threads_check_and_reservation_keeps_the_bound)
 {
     init_two_block_bound();
     gb__chunk older = take(), newer = take();
-    gb__chunk_put(older);
+    gb__chunk_put(&gb__self()->mem.cache, older);
     CHECK_EQ(gbt_stats().bytes_cached, BLOCK);
     armed = GB__CACHE_STEP_ADMITTED;
-    gb__chunk_put(newer);
+    gb__chunk_put(&gb__self()->mem.cache, newer);
     CHECK_EQ(fired, 1);
     read_cached();
     check_readings();
     /* The bound is used, not refused: each thread keeps one block. */
     CHECK_EQ(gbt_stats().bytes_cached, BOUND);
     CHECK_EQ(gbt_stats().mappings_cached, 2);
-    CHECK_EQ(gb__self()->cache.bytes, BLOCK);
+    CHECK_EQ(gb__self()->mem.cache.bytes, BLOCK);
     finish();
 }
 
@@ -204,8 +204,8 @@ GB_TEST(a_put_while_a_block_is_taken_from_the_cache_keeps_bytes_cached_within_th
 {
     init_two_block_bound();
     gb__chunk a = take(), b = take();
-    gb__chunk_put(a);
-    gb__chunk_put(b);
+    gb__chunk_put(&gb__self()->mem.cache, a);
+    gb__chunk_put(&gb__self()->mem.cache, b);
     CHECK_EQ(gbt_stats().bytes_cached, BOUND);
     uint64_t hits = gbt_stats().cache_hits;
     armed = GB__CACHE_STEP_UNCOUNTED;
@@ -216,7 +216,7 @@ GB_TEST(a_put_while_a_block_is_taken_from_the_cache_keeps_bytes_cached_within_th
     check_readings();
     /* The other thread's block found no room, and went back to the OS. */
     CHECK_EQ(gbt_stats().bytes_cached, BLOCK);
-    gb__chunk_put(c);
+    gb__chunk_put(&gb__self()->mem.cache, c);
     read_cached();
     finish();
 }
@@ -227,8 +227,8 @@ GB_TEST(a_put_while_a_cached_block_is_dropped_keeps_bytes_cached_within_the_boun
 {
     init_two_block_bound();
     gb__chunk a = take(), b = take();
-    gb__chunk_put(a);
-    gb__chunk_put(b);
+    gb__chunk_put(&gb__self()->mem.cache, a);
+    gb__chunk_put(&gb__self()->mem.cache, b);
     CHECK_EQ(gbt_stats().bytes_cached, BOUND);
     armed = GB__CACHE_STEP_UNCOUNTED;
     gb_sweep();

@@ -424,19 +424,19 @@ GB_TEST(a_full_cache_makes_room_for_the_newest_block)
 GB_TEST(a_cache_full_with_one_block_keeps_the_newest_in_its_place)
 {
     init_cache(128 * 1024);
-    gb__chunk big = gb__chunk_get(128 * 1024), small = gb__chunk_get(64 * 1024);
+    gb__chunk big = gb__chunk_get(&gb__self()->mem.cache, 128 * 1024), small = gb__chunk_get(&gb__self()->mem.cache, 64 * 1024);
     CHECK(big.src == GB__SRC_MAP && small.src == GB__SRC_MAP);
-    gb__chunk_put(big);
+    gb__chunk_put(&gb__self()->mem.cache, big);
     CHECK_EQ(gbt_stats().bytes_cached, 128 * 1024);
-    gb__chunk_put(small);
+    gb__chunk_put(&gb__self()->mem.cache, small);
     gb_stats s = gbt_stats();
     CHECK_EQ(s.bytes_cached, 64 * 1024);
     CHECK_EQ(s.mappings_cached, 1);
     CHECK_EQ(s.mappings, 0);
     /* The next chunk of that size is the cached one. */
-    gb__chunk again = gb__chunk_get(64 * 1024);
+    gb__chunk again = gb__chunk_get(&gb__self()->mem.cache, 64 * 1024);
     CHECK(again.base == small.base);
-    gb__chunk_put(again);
+    gb__chunk_put(&gb__self()->mem.cache, again);
     gb_sweep();
     gbt_check_all_given_back();
     CHECK_EQ(gbt_stats().bytes_cached, 0);

@@ -278,22 +278,22 @@ static void fallen_back_block_goes_through_the_cache(void (*fault)(void), void (
     init_recording_with_cache(ROOMY_CACHE);
     size_t n = 2 * gb_huge_page();
     fault();
-    gb__chunk c = gb__chunk_get(n);
+    gb__chunk c = gb__chunk_get(&gb__self()->mem.cache, n);
     CHECK_EQ(c.src, GB__SRC_MAP);
     CHECK(!really_huge(c));
     CHECK(!c.huge);
     CHECK_EQ(gbt_stats().bytes_huge, 0);
-    gb__chunk_put(c);
+    gb__chunk_put(&gb__self()->mem.cache, c);
     mend();
     uint64_t hits = gbt_stats().cache_hits;
-    gb__chunk d = gb__chunk_get(n);
+    gb__chunk d = gb__chunk_get(&gb__self()->mem.cache, n);
     gb_stats s = gbt_stats();
     fprintf(stderr, "taken again: %s, %s, counted %s; bytes_huge %zu KiB\n",
             s.cache_hits > hits ? "from the cache" : "mapped afresh", really_huge(d) ? "huge" : "not huge",
             d.huge ? "huge" : "not huge", s.bytes_huge / 1024);
     CHECK_EQ(d.huge, really_huge(d));
     CHECK_EQ(s.bytes_huge, really_huge(d) ? d.size : 0);
-    gb__chunk_put(d);
+    gb__chunk_put(&gb__self()->mem.cache, d);
     CHECK_EQ(gbt_stats().bytes_huge, 0);
     gb_sweep();
     gbt_check_all_given_back();
@@ -342,9 +342,9 @@ GB_TEST(a_cached_huge_block_made_a_slab_is_uncounted_when_the_slab_goes)
     size_t slab = 256 * gb__os.page_size;
     GBT_SKIP_IF(slab >= gb_huge_page() || 4 * slab < gb_huge_page(),
                 "a slab request cannot take a cached block of one huge page at this page size");
-    gb__chunk c = gb__chunk_get(gb_huge_page());
+    gb__chunk c = gb__chunk_get(&gb__self()->mem.cache, gb_huge_page());
     CHECK(c.huge && really_huge(c));
-    gb__chunk_put(c);
+    gb__chunk_put(&gb__self()->mem.cache, c);
     CHECK_EQ(gbt_stats().bytes_cached, c.size);
     gb_region *r = gb_enter();
     memset(gb_alloc(100), 1, 100); /* from a slab */

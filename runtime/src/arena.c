@@ -9,32 +9,31 @@
 #include "arena.h"
 #include "fix/fix.h"
 #include "stats.h"
-#include "thread.h"
 
-void gb__arena_index(gb__arena *a, bool in)
+void gb__arena_index(gb__mem *m, gb__arena *a, bool in)
 {
-    gb__index *ix = &gb__self()->index;
+    gb__index *ix = &m->index;
     if (in)
         gb__index_add(ix, a->chunk.base, a->chunk.size, (uintptr_t)a | GB__INDEX_ARENA, NULL);
     else
         gb__index_remove(ix, a->chunk.base, a->chunk.size, (uintptr_t)a | GB__INDEX_ARENA);
 }
 
-void gb__arena_open(gb__arena *a, gb_region *holder, size_t n)
+void gb__arena_open(gb__mem *m, gb__arena *a, gb_region *holder, size_t n)
 {
-    a->chunk = gb__chunk_get(n);
+    a->chunk = gb__chunk_get(&m->cache, n);
     a->link = (gb__list){NULL, NULL};
     a->holder = NULL;
-    gb__arena_index(a, true);
+    gb__arena_index(m, a, true);
     GB__ADD(arenas_live, 1);
     gb__fix_arena_bind(holder, a);
 }
 
-void gb__arena_close(gb__arena *a)
+void gb__arena_close(gb__mem *m, gb__arena *a)
 {
     gb__fix_arena_unbind(a);
-    gb__arena_index(a, false);
-    gb__chunk_put(a->chunk);
+    gb__arena_index(m, a, false);
+    gb__chunk_put(&m->cache, a->chunk);
     a->chunk = (gb__chunk){0};
     GB__SUB(arenas_live, 1);
 }

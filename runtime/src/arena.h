@@ -26,14 +26,14 @@ typedef struct gb__arena {
 
 /* Opens a (closed) arena with a chunk of at least n bytes for a container
  * held by region holder. */
-void gb__arena_open(gb__arena *a, gb_region *holder, size_t n);
+void gb__arena_open(gb__mem *m, gb__arena *a, gb_region *holder, size_t n);
 
 /* Enters the arena's chunk (as it is now) in this thread's address index,
  * or takes it out (index.h): at open and close, and around a new chunk. */
-void gb__arena_index(gb__arena *a, bool in);
+void gb__arena_index(gb__mem *m, gb__arena *a, bool in);
 
 /* Gives the arena's chunk back and unbinds it. */
-void gb__arena_close(gb__arena *a);
+void gb__arena_close(gb__mem *m, gb__arena *a);
 
 /* Every arena bound to r, as a gb__arena *a in the body. */
 #define GB__ARENA_EACH(a, r)                                                                         \

@@ -63,6 +63,13 @@ static void check_holder_live(const gb_region *holder, const char *who)
         gb__die("%s: the container's region was left; a container cannot grow after that", who);
 }
 
+/* The memory of the running thread, whose regions hold its containers:
+ * their arenas come from its cache and are found in its index. */
+static gb__mem *mem(void)
+{
+    return &gb__self()->mem;
+}
+
 static bool arena_open(const gb__arena *a)
 {
     return a->chunk.base != NULL;
@@ -78,14 +85,15 @@ static bool wants_compaction(size_t garbage, size_t live)
  * then put (or a zero chunk when the arena was closed). */
 static gb__chunk arena_swap(gb__arena *a, gb_region *holder, size_t n)
 {
+    gb__mem *m = mem();
     gb__chunk old = a->chunk;
     if (!arena_open(a)) {
-        gb__arena_open(a, holder, n);
+        gb__arena_open(m, a, holder, n);
         return (gb__chunk){0};
     }
-    gb__arena_index(a, false);
-    a->chunk = gb__chunk_get(n);
-    gb__arena_index(a, true);
+    gb__arena_index(m, a, false);
+    a->chunk = gb__chunk_get(&m->cache, n);
+    gb__arena_index(m, a, true);
     return old;
 }
 
@@ -116,7 +124,7 @@ static void vec_compact_to(gb_vec *v, size_t n)
     if (used)
         memcpy(v->arena.chunk.base, v->data, used);
     if (old.base)
-        gb__chunk_put(old);
+        gb__chunk_put(&mem()->cache, old);
     v->data = v->arena.chunk.base;
     v->cap = v->arena.chunk.size / v->elem;
     GB__ADD(compactions, 1);
@@ -134,9 +142,10 @@ static void vec_grow(gb_vec *v)
     size_t bytes = gb__mul(cap, v->elem, "gb_vec_push");
     size_t used = v->len * v->elem;
     if (arena_open(&v->arena)) {
-        gb__arena_index(&v->arena, false);
-        v->arena.chunk = gb__chunk_grow(v->arena.chunk, used, bytes);
-        gb__arena_index(&v->arena, true);
+        gb__mem *m = mem();
+        gb__arena_index(m, &v->arena, false);
+        v->arena.chunk = gb__chunk_grow(&m->cache, v->arena.chunk, used, bytes);
+        gb__arena_index(m, &v->arena, true);
         v->data = v->arena.chunk.base;
         v->cap = v->arena.chunk.size / v->elem;
         return;
@@ -278,7 +287,7 @@ static void map_resize(gb_map *m, size_t new_cap)
     if (arena_open(&m->arena)) {
         gb__chunk old = arena_swap(&m->arena, m->holder, bytes);
         rehash_into(m, m->arena.chunk.base, new_cap);
-        gb__chunk_put(old);
+        gb__chunk_put(&mem()->cache, old);
         return;
     }
     check_holder_live(m->holder, "gb_map_put");
@@ -295,7 +304,7 @@ void gb_map_compact(gb_map *m)
     gb__chunk old = arena_swap(&m->arena, m->holder, map_bytes(cap));
     rehash_into(m, m->arena.chunk.base, cap);
     if (old.base)
-        gb__chunk_put(old);
+        gb__chunk_put(&mem()->cache, old);
     GB__ADD(compactions, 1);
 }
 

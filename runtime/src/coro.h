@@ -12,6 +12,8 @@
 #include "list.h"
 #include "region.h"
 
+typedef struct gb__thread gb__thread;
+
 /* A coroutine.
  *   - [stack_lo, stack_hi) is the usable stack, with a guard of guard_size
  *     bytes below stack_lo when the stack is mapped;

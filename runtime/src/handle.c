@@ -101,7 +101,7 @@ static uint32_t entry_take(gb__thread *t)
 static gb__dpage *dpage_new(gb__thread *t)
 {
     uint32_t e = entry_take(t);
-    gb__chunk c = gb__chunk_get(gb__cfg.map_min);
+    gb__chunk c = gb__chunk_get(&t->mem.cache, gb__cfg.map_min);
     gb__dpage *pg = c.base;
     size_t cap = (c.size - offsetof(gb__dpage, slot)) / sizeof(gb_region);
     if (cap == 0)
@@ -137,7 +137,7 @@ static void dpage_release(gb__thread *t, gb__dpage *pg)
         dir[e].next = t->dvacant;
         t->dvacant = e + 1;
     }
-    gb__chunk_put(pg->chunk);
+    gb__chunk_put(&t->mem.cache, pg->chunk);
 }
 
 /* A thread that enters and leaves one region at a time empties its only
@@ -153,12 +153,12 @@ static bool spare_keep(gb__thread *t, gb__dpage *pg)
         return false;
     if (!pg->free && pg->nfresh == pg->cap)
         return false; /* every slot used up: nothing to keep it for */
-    if (!gb__chunk_cache_reserve(size))
+    if (!gb__map_cache_reserve(&t->mem.cache, size))
         return false;
     if (gb__handle_in_avail(pg))
         gb__list_remove(&pg->alink);
     t->dspare = pg;
-    gb__chunk_count_cached(size, true);
+    gb__map_count_cached(size, true);
     return true;
 }
 
@@ -167,8 +167,8 @@ static gb__dpage *spare_take(gb__thread *t)
     gb__dpage *pg = t->dspare;
     size_t size = pg->chunk.size;
     t->dspare = NULL;
-    gb__chunk_count_cached(size, false);
-    gb__chunk_cache_unreserve(size);
+    gb__map_count_cached(size, false);
+    gb__map_cache_unreserve(size);
     return pg;
 }
 

@@ -106,6 +106,7 @@ static inline gb_region *gb__handle_take(gb__thread *t)
         gb__list_remove(&pg->alink);
     pg->nused++;
     memset(r, 0, offsetof(gb_region, handle));
+    r->home = &t->mem;
     gb__list_init(&r->arenas);
     r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
     return r;

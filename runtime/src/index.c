@@ -80,7 +80,7 @@ static void table_free(gb__index_slot *slots, size_t cap, bool mapped)
          * meanwhile as one of the runtime's). */
         GB__ADD(bytes_mapped, bytes);
         GB__ADD(mappings, 1);
-        gb__chunk_unmap(slots, bytes, 1, 0);
+        gb__map_unmap(slots, bytes, 1, 0);
     }
 }
 

@@ -80,7 +80,7 @@ gb_region *gb_region_of(const void *p)
     if (!p)
         return NULL;
     void *owner;
-    uintptr_t v = gb__index_find(&t->index, p, &owner);
+    uintptr_t v = gb__index_find(&t->mem.index, p, &owner);
     if (!v)
         return NULL;
     /* A block's owner is in the index; an arena's holder is read from it

@@ -172,26 +172,26 @@ static size_t room_under_limit(const gb_region *r)
     return held < r->limit ? r->limit - held : 0;
 }
 
-void gb__block_index(gb__block *b, bool in)
+void gb__block_index(gb__mem *m, gb__block *b, bool in)
 {
-    gb__index *ix = &gb__self()->index;
+    gb__index *ix = &m->index;
     if (in)
         gb__index_add(ix, b->chunk.base, b->chunk.size, (uintptr_t)b | GB__INDEX_BLOCK, b->owner);
     else
         gb__index_remove(ix, b->chunk.base, b->chunk.size, (uintptr_t)b | GB__INDEX_BLOCK);
 }
 
-void gb__block_set_owner(gb__block *b, gb_region *owner)
+void gb__block_set_owner(gb__mem *m, gb__block *b, gb_region *owner)
 {
     b->owner = owner;
-    gb__index_set_owner(&gb__self()->index, b->chunk.base, b->chunk.size, (uintptr_t)b | GB__INDEX_BLOCK,
+    gb__index_set_owner(&m->index, b->chunk.base, b->chunk.size, (uintptr_t)b | GB__INDEX_BLOCK,
                         owner);
 }
 
-gb__block *gb__block_at(const void *p)
+gb__block *gb__block_at(gb__mem *m, const void *p)
 {
     void *owner;
-    uintptr_t v = gb__index_find(&gb__self()->index, p, &owner);
+    uintptr_t v = gb__index_find(&m->index, p, &owner);
     return (v & GB__INDEX_TAG) == GB__INDEX_BLOCK ? (gb__block *)v : NULL;
 }
 
@@ -199,15 +199,15 @@ gb__block *gb__block_at(const void *p)
  * no room for it (the table could not grow: memory is short). */
 static gb__block *install_block(gb_region *r, gb__chunk c, bool solo)
 {
-    if (!gb__index_reserve(&gb__self()->index, c.size)) {
-        gb__chunk_put(c);
+    if (!gb__index_reserve(&r->home->index, c.size)) {
+        gb__chunk_put(&r->home->cache, c);
         return NULL;
     }
     gb__block *b = c.base;
     b->chunk = c;
     b->owner = r;
     b->solo = solo;
-    gb__block_index(b, true);
+    gb__block_index(r->home, b, true);
     r->nblocks++;
     r->bytes += c.size;
     GB__ADD(blocks_live, 1);
@@ -227,10 +227,10 @@ static gb__block *take_block(gb_region *r, size_t size, size_t least, bool solo,
     for (unsigned how = fit | GB__CHUNK_MAP_ONLY;; how = fit) {
         for (size_t s = size;;) {
             gb__chunk c;
-            if (s <= room && gb__chunk_try_get(s, how, &c)) {
+            if (s <= room && gb__chunk_try_get(&r->home->cache, s, how, &c)) {
                 gb__block *b = NULL;
                 if (c.size > room)
-                    gb__chunk_put(c); /* the size class rounded it past the limit */
+                    gb__chunk_put(&r->home->cache, c); /* the size class rounded it past the limit */
                 else if ((b = install_block(r, c, solo)) == NULL)
                     refused = true; /* the address index could not grow: memory is short */
                 if (b) {
@@ -518,17 +518,17 @@ static void *grow_solo_once(gb_region *r, gb__block *b, size_t old_n, size_t a, 
         return NULL;
     }
     gb__chunk c, was = b->chunk;
-    if (!gb__index_reserve(&gb__self()->index, GB__BLOCK_HDR + a) ||
-        !gb__chunk_try_grow(b->chunk, GB__BLOCK_HDR + old_n, GB__BLOCK_HDR + a, r->limit != 0, &c)) {
+    if (!gb__index_reserve(&r->home->index, GB__BLOCK_HDR + a) ||
+        !gb__chunk_try_grow(&r->home->cache, b->chunk, GB__BLOCK_HDR + old_n, GB__BLOCK_HDR + a, r->limit != 0, &c)) {
         *why = GB_OOM_SYSTEM;
         return NULL;
     }
     /* The old range leaves the index by the values it was entered with:
      * where the block moved, its old header is gone. */
-    gb__index_remove(&gb__self()->index, was.base, was.size, (uintptr_t)b | GB__INDEX_BLOCK);
+    gb__index_remove(&r->home->index, was.base, was.size, (uintptr_t)b | GB__INDEX_BLOCK);
     gb__block *nb = c.base;
     nb->chunk = c;
-    gb__block_index(nb, true);
+    gb__block_index(r->home, nb, true);
     if (nb != b)
         relink_block(r, b, nb);
     r->bytes += c.size - before;
@@ -554,7 +554,7 @@ static void *grow_solo(const char *who, gb_region *r, gb__block *b, size_t old_n
 /* The block of r that holds p, or NULL. */
 static gb__block *block_of(const gb_region *r, const void *p)
 {
-    gb__block *b = gb__block_at(p);
+    gb__block *b = gb__block_at(r->home, p);
     return b && b->owner == r && (const char *)p >= (const char *)b + GB__BLOCK_HDR ? b : NULL;
 }
 
@@ -620,7 +620,7 @@ void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, s
 static gb_region *region_holding(const char *who, const void *p)
 {
     gb__thread *t = gb__self();
-    gb__block *b = gb__block_at(p);
+    gb__block *b = gb__block_at(&t->mem, p);
     gb_region *r = b && (const char *)p >= (const char *)b + GB__BLOCK_HDR ? b->owner : NULL;
     if (r && r->state == GB__LIVE && (r->stack == t->cur || resumed_us(t, r->stack)))
         return r;
@@ -678,13 +678,13 @@ bool gb__region_contains(const gb_region *r, const void *p)
     return false;
 }
 
-/* Gives back the blocks of list b. */
-static void put_blocks(gb__block *b)
+/* Gives back the blocks of list b, which are in m. */
+static void put_blocks(gb__mem *m, gb__block *b)
 {
     while (b) {
         gb__block *next = b->next;
-        gb__block_index(b, false);
-        gb__chunk_put(b->chunk);
+        gb__block_index(m, b, false);
+        gb__chunk_put(&m->cache, b->chunk);
         b = next;
     }
 }
@@ -692,13 +692,13 @@ static void put_blocks(gb__block *b)
 void gb__region_close_arenas(gb_region *r)
 {
     while (!gb__list_empty(&r->arenas))
-        gb__arena_close(GB__LIST_ENTRY(r->arenas.next, gb__arena, link));
+        gb__arena_close(r->home, GB__LIST_ENTRY(r->arenas.next, gb__arena, link));
 }
 
 void gb__region_free(gb_region *r)
 {
     gb__region_close_arenas(r);
-    put_blocks(r->blocks);
+    put_blocks(r->home, r->blocks);
     gb__reset_trim(r, 0);
     GB__SUB(blocks_live, r->nblocks);
     gb__handle_free(r);

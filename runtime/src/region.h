@@ -9,9 +9,20 @@
 #define GB_REGION_H
 
 #include "chunk.h"
+#include "index.h"
 #include "list.h"
 
 typedef struct gb__dpage gb__dpage;
+
+/* The slice of a thread's state the region layer works in (gb__thread.mem):
+ * the cache its blocks come from and go back to (map.h), and the address
+ * index that finds its blocks and arenas (index.h). Each region points to
+ * its thread's (home): regions are per thread, so every block of a region
+ * comes from and goes back to that one cache, and is in that one index. */
+typedef struct gb__mem {
+    gb__cache cache;
+    gb__index index;
+} gb__mem;
 
 /* A block of a region: a chunk whose first bytes are this header, followed
  * by bump-allocated memory. Blocks of a region form a list, newest first,
@@ -55,8 +66,12 @@ typedef enum gb__rstate {
  *   - arenas lists the container arenas bound to this region (through
  *     gb__arena.link), which are given back when the region is;
  *   - a LIVE region is on exactly one context stack; a RETIRED region is on
- *     its thread's retired list and on no stack. */
+ *     its thread's retired list and on no stack;
+ *   - home is the memory of the thread that entered it (set with the slot,
+ *     handle.c): its blocks, kept blocks and arenas are in home->index and
+ *     go back to home->cache. */
 struct gb_region {
+    gb__mem *home;
     char *bump, *end;
     gb__block *cur_block;
     void *last;
@@ -105,17 +120,17 @@ struct gb_region {
     gb__dpage *page;
 };
 
-/* Enters block b (its chunk as it is now) in this thread's address index,
- * or takes it out (index.h): at install and give-back, and around a move. */
-void gb__block_index(gb__block *b, bool in);
+/* Enters block b (its chunk as it is now) in m's address index, or takes
+ * it out (index.h): at install and give-back, and around a move. */
+void gb__block_index(gb__mem *m, gb__block *b, bool in);
 
-/* Sets b's owner, in its header and in the index: a reset keeps it (NULL)
+/* Sets b's owner, in its header and in m's index: a reset keeps it (NULL)
  * or takes it again, or retires it with the rest of a region's contents. */
-void gb__block_set_owner(gb__block *b, gb_region *owner);
+void gb__block_set_owner(gb__mem *m, gb__block *b, gb_region *owner);
 
-/* The block of this thread that holds p (its header included), kept by a
+/* The block in m's index that holds p (its header included), kept by a
  * reset or not; NULL when none does. */
-gb__block *gb__block_at(const void *p);
+gb__block *gb__block_at(gb__mem *m, const void *p);
 
 /* Allocates n bytes in r, which the caller has checked is LIVE; stops the
  * process, naming r and the request, when the memory cannot be had. */

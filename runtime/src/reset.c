@@ -34,7 +34,7 @@ gb__block *gb__reset_take(gb_region *r, size_t a, bool solo)
         GB__SUB(bytes_kept, size);
         gb__asan_unpoison((char *)b + GB__BLOCK_HDR, size - GB__BLOCK_HDR);
         b->solo = solo;
-        gb__block_set_owner(b, r);
+        gb__block_set_owner(r->home, b, r);
         r->nblocks++;
         r->bytes += size;
         return b;
@@ -59,8 +59,8 @@ void gb__reset_trim(gb_region *r, size_t keep)
         GB__SUB(bytes_kept, size);
         GB__SUB(blocks_live, 1);
         gb__asan_unpoison((char *)b + GB__BLOCK_HDR, size - GB__BLOCK_HDR);
-        gb__block_index(b, false);
-        gb__chunk_put(b->chunk);
+        gb__block_index(r->home, b, false);
+        gb__chunk_put(&r->home->cache, b->chunk);
     }
 }
 
@@ -73,7 +73,7 @@ static void retire_contents(gb__thread *t, gb_region *r, gb_coro *p)
     gb_region *g = gb__handle_take(t);
     g->blocks = r->blocks;
     for (gb__block *b = g->blocks; b; b = b->next)
-        gb__block_set_owner(b, g);
+        gb__block_set_owner(g->home, b, g);
     g->nblocks = r->nblocks;
     g->bytes = r->bytes;
     gb__list_move(&r->arenas, &g->arenas);
@@ -106,7 +106,7 @@ void gb_region_reset(gb_region *h, size_t keep_bytes)
         for (gb__block *b = r->blocks; b; b = b->next) {
             size_t size = b->chunk.size;
             gb__asan_poison((char *)b + GB__BLOCK_HDR, size - GB__BLOCK_HDR);
-            gb__block_set_owner(b, NULL); /* emptied: gb_region_of no longer names r */
+            gb__block_set_owner(r->home, b, NULL); /* emptied: gb_region_of no longer names r */
             r->nkept++;
             r->kept_bytes += size;
             GB__ADD(bytes_kept, size);

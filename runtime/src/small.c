@@ -12,7 +12,8 @@
  * resident per slab. A slab whose mapping fails, or past the budget,
  * leaves the chunk to malloc, as chunk.c does for large ones.
  */
-#include "fix/fix.h"
+#include "fix/seam_mem.h"
+#include "list.h"
 #include "os/os.h"
 #include "sanitizers.h"
 #include "small.h"
@@ -85,29 +86,37 @@ static unsigned find_run(const gb__slab *s, unsigned n)
     return UNITS;
 }
 
-/* A slab's memory comes from the chunk layer and goes back to it, like a
+/* A slab's memory comes from the mapping layer and goes back to it, like a
  * region block's: a slab given back whole may wait in the block cache and
  * be the next slab, so regions entered and left one after another do not
  * map and unmap a slab each. A chunk that is not a mapping of its own
  * (past the budget, a failed mmap, or blocks from malloc) makes no slab:
  * the small chunk then comes from malloc, and the fallback was counted. */
-static gb__slab *slab_new(void)
+static gb__slab *slab_new(gb__cache *cache)
 {
     /* A slab that cannot be mapped is no reason to stop: the small chunk
      * then comes from malloc, or the request steps down or fails, as the
      * region that asked decides. */
-    gb__chunk c;
-    if (!gb__chunk_try_get((size_t)UNITS * unit_size(), GB__CHUNK_MAP_ONLY, &c)) {
-        GB__ADD(fallbacks_mmap, 1);
+    size_t size = (size_t)UNITS * unit_size();
+    /* Where blocks of a mapping's worth are not mappings (the heap source),
+     * slabs are not either. */
+    if (!gb__fix_chunk_is_mapped(size))
         return NULL;
-    }
-    if (c.src != GB__SRC_MAP) {
-        gb__chunk_put(c);
+    gb__chunk c;
+    int e;
+    switch (gb__map_take(cache, gb__map_class_size(size, "slab"), false, &c, &e)) {
+    case GB__MAP_TAKEN:
+        break;
+    case GB__MAP_BUDGET:
+        GB__ADD(fallbacks_budget, 1);
+        return NULL;
+    case GB__MAP_FAILED:
+        GB__ADD(fallbacks_mmap, 1);
         return NULL;
     }
     gb__slab *s = calloc(1, sizeof *s);
     if (!s) {
-        gb__chunk_put(c);
+        gb__map_give(cache, c);
         return NULL;
     }
     GB__ADD(bytes_meta, sizeof *s);
@@ -119,7 +128,7 @@ static gb__slab *slab_new(void)
     return s;
 }
 
-static void slab_free(gb__slab *s)
+static void slab_free(gb__cache *cache, gb__slab *s)
 {
     /* A later mapping may reuse these addresses: ASan must not think them
      * freed. */
@@ -131,14 +140,15 @@ static void slab_free(gb__slab *s)
     GB__SUB(slabs, 1);
     GB__SUB(bytes_small_dirty, (size_t)s->ndirty * unit_size());
     GB__SUB(bytes_meta, sizeof *s);
-    /* The chunk layer keeps it in the block cache while that has room, or
-     * unmaps it (or, at the mapping limit, empties it and unmaps it later).
-     * It goes back as it came, huge or not, so that it leaves bytes_huge. */
-    gb__chunk_put((gb__chunk){.base = s->base, .size = s->size, .src = GB__SRC_MAP, .huge = s->huge});
+    /* The mapping layer keeps it in the block cache while that has room,
+     * or unmaps it (or, at the mapping limit, empties it and unmaps it
+     * later). It goes back as it came, huge or not, so that it leaves
+     * bytes_huge. */
+    gb__map_give(cache, (gb__chunk){.base = s->base, .size = s->size, .src = GB__SRC_MAP, .huge = s->huge});
     free(s);
 }
 
-bool gb__small_get(size_t n, gb__chunk *out)
+bool gb__small_get(gb__cache *cache, size_t n, gb__chunk *out)
 {
     size_t u = unit_size();
     unsigned units = (unsigned)((n + u - 1) / u);
@@ -157,7 +167,7 @@ bool gb__small_get(size_t n, gb__chunk *out)
         }
     }
     if (!s) {
-        s = slab_new();
+        s = slab_new(cache);
         at = 0;
     }
     if (!s) {
@@ -212,7 +222,7 @@ static void release_dirty(gb__slab *s)
     s->ndirty = 0;
 }
 
-void gb__small_put(gb__chunk c)
+void gb__small_put(gb__cache *cache, gb__chunk c)
 {
     size_t u = unit_size();
     gb__slab *s = c.owner;
@@ -232,7 +242,7 @@ void gb__small_put(gb__chunk c)
     s->ndirty += units;
     GB__ADD(bytes_small_dirty, c.size);
     if (s->nused == 0)
-        slab_free(s);
+        slab_free(cache, s);
     else if ((size_t)s->ndirty * u >= RELEASE_BATCH)
         release_dirty(s);
     pthread_mutex_unlock(&lock);

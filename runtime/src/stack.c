@@ -10,8 +10,9 @@
  * thread for reuse, emptied first with the OS's release call (MADV_DONTNEED
  * on Linux), so a pooled stack costs address space, not memory.
  */
-#include "fix/fix.h"
+#include "fix/seam_mem.h"
 #include "init.h"
+#include "map.h"
 #include "os/os.h"
 #include "sanitizers.h"
 #include "stack.h"
@@ -67,7 +68,7 @@ void gb__stack_get(gb_coro *c, size_t size)
         gb__os_reuse(c->stack_lo, s.size - guard);
         return;
     }
-    if (gb__chunk_reserve(2)) {
+    if (gb__map_reserve(2)) {
         void *p = gb__os.map(total, gb__os.page_size);
         if (p && gb__os.protect_none(p, guard) == 0) {
             GB__ADD(bytes_mapped, total);
@@ -78,11 +79,11 @@ void gb__stack_get(gb_coro *c, size_t size)
             /* The guard could not be made (the process is at its mapping
              * limit): it is one plain mapping, which goes back now, or is
              * emptied now and unmapped later. */
-            gb__chunk_unreserve(1);
+            gb__map_unreserve(1);
             GB__ADD(bytes_mapped, total);
-            gb__chunk_unmap(p, total, 1, 0);
+            gb__map_unmap(p, total, 1, 0);
         } else {
-            gb__chunk_unreserve(2);
+            gb__map_unreserve(2);
         }
         GB__ADD(fallbacks_mmap, 1);
     } else {
@@ -117,7 +118,7 @@ void gb__stack_put(gb_coro *c)
         }
     }
     /* The guard and the stack are two mappings, unmapped as one range. */
-    gb__chunk_unmap(s.base, s.size, 2, c->guard_size);
+    gb__map_unmap(s.base, s.size, 2, c->guard_size);
 }
 
 void gb__stack_pool_trim(gb__thread *t)
@@ -128,7 +129,7 @@ void gb__stack_pool_trim(gb__thread *t)
     while (p->n) {
         gb__chunk s = p->stacks[--p->n];
         GB__SUB(stacks_pooled, 1);
-        gb__chunk_unmap(s.base, s.size, 2, guard_size());
+        gb__map_unmap(s.base, s.size, 2, guard_size());
     }
     GB__SUB(bytes_meta, sizeof *p);
     free(p);

@@ -80,8 +80,8 @@ static void at_exit(void *arg)
     gb__handle_trim(t);
     gb__handle_at_exit(t);
     gb__stack_pool_trim(t);
-    gb__chunk_cache_flush(t);
-    gb__index_trim(&t->index, true);
+    gb__map_cache_flush(&t->mem.cache);
+    gb__index_trim(&t->mem.index, true);
     gb__overflow_release(t);
     if (t->made_coros)
         gb__coro_at_exit(t);
@@ -108,9 +108,9 @@ void gb_sweep(void)
     gb__pin_retry(t);
     gb__stack_pool_trim(t);
     gb__handle_trim(t); /* before the flush: its page may go to the cache */
-    gb__chunk_cache_flush(t);
-    gb__index_trim(&t->index, false);
-    gb__chunk_retry_unmaps();
+    gb__map_cache_flush(&t->mem.cache);
+    gb__index_trim(&t->mem.index, false);
+    gb__map_retry_unmaps();
 }
 
 void gb_safepoint(void)

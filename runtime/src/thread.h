@@ -52,8 +52,7 @@ struct gb__thread {
     gb__dpage *dspare;
     uint32_t dvacant;
     gb__stack_pool *pool;
-    gb__cache cache;
-    gb__index index; /* this thread's blocks and arenas, by address */
+    gb__mem mem; /* the cache of its blocks, and its blocks and arenas by address */
     gb__overflow overflow;
     bool made_coros; /* gb_coro_new ran on this thread */
 };
