@@ -8,8 +8,9 @@
  */
 #include "fix/fix.h"
 
-gb_coro *gb__fix_pinner(gb_region *r)
+gb_coro *gb__fix_pinner(gb__thread *t, gb_region *r)
 {
+    (void)t;
     (void)r;
     return NULL;
 }

@@ -164,7 +164,7 @@ static void switch_to(void **from_sp, void **from_fake, void *to_sp, const void 
 static void leave_all(gb_coro *c)
 {
     while (c->rstack.top)
-        gb__region_pop(&c->rstack);
+        gb__pin_leave(c->thread, &c->rstack);
 }
 
 static void coro_main(void *arg)
@@ -209,12 +209,13 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
     c->thread = t;
     c->status = GB_CORO_SUSPENDED;
     gb__list_init(&c->witnessed);
-    gb__stack_get(c, size);
-    c->vg_id = gb__vg_register(c->stack_lo, c->stack_hi);
+    c->stack = gb__stack_get(&t->pool, size);
+    c->vg_id = gb__vg_register(c->stack.lo, c->stack.hi);
     c->tsan_fiber = gb__tsan_create();
-    c->sp = gb__switch_init(c->stack_hi, coro_main, c);
+    c->sp = gb__switch_init(c->stack.hi, coro_main, c);
     gb__pin_frozen_push(t, c);
     slot_take(c);
+    c->rstack.owner = gb__coro_handle_of(c);
     return gb__coro_handle_of(c);
 }
 
@@ -235,11 +236,12 @@ bool gb_coro_resume(gb_coro *h)
     gb__pin_thawed(c);
     c->caller = me;
     c->status = GB_CORO_RUNNING;
+    c->rstack.resumer = t->cur;
     t->cur_coro = c;
     t->cur = &c->rstack;
     c->tsan_caller = gb__tsan_current();
     switch_to(me ? &me->sp : &t->main_sp, me ? &me->asan_fake : &t->asan_fake_main, c->sp,
-              c->stack_lo, (size_t)(c->stack_hi - c->stack_lo), c->tsan_fiber);
+              c->stack.lo, (size_t)(c->stack.hi - c->stack.lo), c->tsan_fiber);
     /* Back: c yielded or finished. */
     gb__asan_finish(me ? me->asan_fake : t->asan_fake_main, NULL, NULL);
     t->cur_coro = me;
@@ -292,7 +294,7 @@ void gb_coro_free(gb_coro *h)
     leave_all(c);
     gb__vg_deregister(c->vg_id);
     gb__tsan_destroy(c->tsan_fiber);
-    gb__stack_put(c);
+    gb__stack_put(&t->pool, c->stack);
     free(c->summary);
     GB__SUB(bytes_meta, sizeof *c + c->summary_cap * sizeof *c->summary);
     slot_free(c);

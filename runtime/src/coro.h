@@ -8,29 +8,28 @@
 #ifndef GB_CORO_H
 #define GB_CORO_H
 
-#include "chunk.h"
 #include "list.h"
 #include "region.h"
+#include "stack.h"
 
 typedef struct gb__thread gb__thread;
 
 /* A coroutine.
- *   - [stack_lo, stack_hi) is the usable stack, with a guard of guard_size
- *     bytes below stack_lo when the stack is mapped;
+ *   - stack is its stack (stack.h): [stack.lo, stack.hi) is the usable
+ *     part, with a guard of stack.guard bytes below stack.lo when the
+ *     stack is mapped;
  *   - sp is the saved stack pointer whenever the coroutine is not the
- *     running one; the words of [sp, stack_hi) are its whole frozen state,
+ *     running one; the words of [sp, stack.hi) are its whole frozen state,
  *     saved registers included (switch/switch.h);
  *   - flink is on its thread's frozen list exactly while its stack is
  *     frozen (pin.h);
- *   - summary holds the sorted distinct words of [sp, stack_hi) when
+ *   - summary holds the sorted distinct words of [sp, stack.hi) when
  *     summary_valid, built at most once between two runs (fix/retry.c);
  *   - witnessed lists the retired regions whose witness it is (through
  *     gb_region.wlink). */
 struct gb_coro {
     void *sp;
-    char *stack_lo, *stack_hi;
-    gb__chunk stack;
-    size_t guard_size;
+    gb__stack stack;
     gb_coro_fn fn;
     void *arg;
     gb_coro_status status;

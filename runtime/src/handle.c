@@ -5,10 +5,10 @@
  * slot, and so that every public entry point can say exactly what a wrong
  * handle is instead of reading a descriptor that may be gone. Here are the
  * pages the descriptors live in, the directory the handles index, and the
- * decoding of a handle; region.c takes and frees slots through handle.h and
- * decodes a handle only when it is not the innermost region's.
+ * decoding of a handle. entry.c takes slots (gb_enter, and a reset that
+ * retires a pinned region's contents) and decodes a handle only when it is
+ * not the innermost region's; pin.c frees a slot when it frees a region.
  */
-#include "coro.h"
 #include "handle.h"
 #include "init.h"
 #include "stats.h"
@@ -51,11 +51,11 @@ _Static_assert(sizeof(uintptr_t) == 8, "a region handle packs 64 bits into a gb_
 #define SLOT_MAX ((uint32_t)1 << GB__H_SLOT_BITS)
 /* owner of an entry whose thread exited while regions on it were still
  * entered (by coroutines it never freed), and of one that is used up. */
-#define DIR_ORPHAN ((gb__thread *)1)
-#define DIR_SPENT ((gb__thread *)2)
+#define DIR_ORPHAN ((gb__mem *)1)
+#define DIR_SPENT ((gb__mem *)2)
 
 typedef struct dir_entry {
-    _Atomic(gb__thread *) owner; /* NULL while in the pool */
+    _Atomic(gb__mem *) owner; /* the owner thread's memory; NULL while in the pool */
     uint64_t base;
     uint64_t floor;
     gb__dpage *page; /* NULL while vacant */
@@ -67,14 +67,15 @@ static pthread_mutex_t dir_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t dir_used; /* entries ever handed out; under dir_lock */
 static uint32_t dir_pool; /* entries given back by exited threads */
 
-/* A directory entry for a new page of t: one of its vacant ones, else one
- * from the pool (the thread's first, the first time it enters a region:
- * that is also when its exit hook is armed). */
-static uint32_t entry_take(gb__thread *t)
+/* A directory entry for a new page of the thread whose memory is m: one
+ * of its vacant ones, else one from the pool (the thread's first, the
+ * first time it enters a region: that is also when its exit hook is
+ * armed). */
+static uint32_t entry_take(gb__mem *m)
 {
-    if (t->dvacant) {
-        uint32_t e = t->dvacant - 1;
-        t->dvacant = dir[e].next;
+    if (m->dvacant) {
+        uint32_t e = m->dvacant - 1;
+        m->dvacant = dir[e].next;
         return e;
     }
     pthread_mutex_lock(&dir_lock);
@@ -93,21 +94,21 @@ static uint32_t entry_take(gb__thread *t)
     }
     dir[e].base = dir[e].floor;
     dir[e].next = 0;
-    atomic_store_explicit(&dir[e].owner, t, memory_order_relaxed);
+    atomic_store_explicit(&dir[e].owner, m, memory_order_relaxed);
     pthread_mutex_unlock(&dir_lock);
     return e;
 }
 
-static gb__dpage *dpage_new(gb__thread *t)
+static gb__dpage *dpage_new(gb__mem *m)
 {
-    uint32_t e = entry_take(t);
-    gb__chunk c = gb__chunk_get(&t->mem.cache, gb__cfg.map_min);
+    uint32_t e = entry_take(m);
+    gb__chunk c = gb__chunk_get(&m->cache, gb__cfg.map_min);
     gb__dpage *pg = c.base;
     size_t cap = (c.size - offsetof(gb__dpage, slot)) / sizeof(gb_region);
     if (cap == 0)
         gb__die("internal error: a page of %zu bytes holds no region descriptor", c.size);
     pg->chunk = c;
-    pg->owner = t;
+    pg->owner = m;
     pg->free = NULL;
     pg->floor = pg->gen_hi = dir[e].floor;
     pg->entry = e;
@@ -115,13 +116,13 @@ static gb__dpage *dpage_new(gb__thread *t)
     pg->nfresh = pg->nused = 0;
     pg->alink = (gb__list){NULL, NULL};
     dir[e].page = pg;
-    gb__handle_avail_push(t, pg);
+    gb__handle_avail_push(m, pg);
     return pg;
 }
 
 /* pg's last slot was freed: the page goes back, its entry is kept for the
  * thread's next page with a floor above every generation it issued. */
-static void dpage_release(gb__thread *t, gb__dpage *pg)
+static void dpage_release(gb__mem *m, gb__dpage *pg)
 {
     if (gb__handle_in_avail(pg))
         gb__list_remove(&pg->alink);
@@ -134,10 +135,10 @@ static void dpage_release(gb__thread *t, gb__dpage *pg)
         atomic_store_explicit(&dir[e].owner, DIR_SPENT, memory_order_relaxed);
         pthread_mutex_unlock(&dir_lock);
     } else {
-        dir[e].next = t->dvacant;
-        t->dvacant = e + 1;
+        dir[e].next = m->dvacant;
+        m->dvacant = e + 1;
     }
-    gb__chunk_put(&t->mem.cache, pg->chunk);
+    gb__chunk_put(&m->cache, pg->chunk);
 }
 
 /* A thread that enters and leaves one region at a time empties its only
@@ -146,52 +147,52 @@ static void dpage_release(gb__thread *t, gb__dpage *pg)
  * block, within the cache's bound, and kept before any block of the cache
  * (which makes room for it): a full cache would otherwise cost a map and
  * an unmap per region. With the cache off (GB_CACHE=off) nothing is kept. */
-static bool spare_keep(gb__thread *t, gb__dpage *pg)
+static bool spare_keep(gb__mem *m, gb__dpage *pg)
 {
     size_t size = pg->chunk.size;
-    if (t->dspare || pg->chunk.src != GB__SRC_MAP || !gb__cfg.cache_bytes)
+    if (m->dspare || pg->chunk.src != GB__SRC_MAP || !gb__cfg.cache_bytes)
         return false;
     if (!pg->free && pg->nfresh == pg->cap)
         return false; /* every slot used up: nothing to keep it for */
-    if (!gb__map_cache_reserve(&t->mem.cache, size))
+    if (!gb__map_cache_reserve(&m->cache, size))
         return false;
     if (gb__handle_in_avail(pg))
         gb__list_remove(&pg->alink);
-    t->dspare = pg;
+    m->dspare = pg;
     gb__map_count_cached(size, true);
     return true;
 }
 
-static gb__dpage *spare_take(gb__thread *t)
+static gb__dpage *spare_take(gb__mem *m)
 {
-    gb__dpage *pg = t->dspare;
+    gb__dpage *pg = m->dspare;
     size_t size = pg->chunk.size;
-    t->dspare = NULL;
+    m->dspare = NULL;
     gb__map_count_cached(size, false);
     gb__map_cache_unreserve(size);
     return pg;
 }
 
-gb__dpage *gb__handle_page_get(gb__thread *t)
+gb__dpage *gb__handle_page_get(gb__mem *m)
 {
-    if (t->dspare) {
-        gb__dpage *pg = spare_take(t);
-        gb__handle_avail_push(t, pg);
+    if (m->dspare) {
+        gb__dpage *pg = spare_take(m);
+        gb__handle_avail_push(m, pg);
         return pg;
     }
-    return dpage_new(t);
+    return dpage_new(m);
 }
 
-void gb__handle_trim(gb__thread *t)
+void gb__handle_trim(gb__mem *m)
 {
-    if (t->dspare)
-        dpage_release(t, spare_take(t));
+    if (m->dspare)
+        dpage_release(m, spare_take(m));
 }
 
-void gb__handle_page_empty(gb__thread *t, gb__dpage *pg)
+void gb__handle_page_empty(gb__mem *m, gb__dpage *pg)
 {
-    if (!spare_keep(t, pg))
-        dpage_release(t, pg);
+    if (!spare_keep(m, pg))
+        dpage_release(m, pg);
 }
 
 /* ------------------------------------------------------ handle checks */
@@ -205,10 +206,11 @@ typedef enum hkind {
     H_EXITED,  /* issued by a thread that has exited */
 } hkind;
 
-/* Decodes h for thread t. Reads only the directory, and a page only when
- * t owns it, so a stale handle of any age is safe to decode. A value
- * gb_enter never returned may be taken for one of another thread's. */
-static hkind decode(gb__thread *t, uintptr_t h, gb_region **out)
+/* Decodes h for the thread whose memory is m. Reads only the directory,
+ * and a page only when that thread owns it, so a stale handle of any age
+ * is safe to decode. A value gb_enter never returned may be taken for one
+ * of another thread's. */
+static hkind decode(gb__mem *m, uintptr_t h, gb_region **out)
 {
     uint64_t gen = h >> GB__H_GEN_SHIFT;
     uint32_t e = (uint32_t)(h >> GB__H_SLOT_BITS) & (DIR_ENTRIES - 1);
@@ -216,8 +218,8 @@ static hkind decode(gb__thread *t, uintptr_t h, gb_region **out)
     *out = NULL;
     if (gen == 0)
         return H_BOGUS;
-    gb__thread *o = atomic_load_explicit(&dir[e].owner, memory_order_relaxed);
-    if (o == t) {
+    gb__mem *o = atomic_load_explicit(&dir[e].owner, memory_order_relaxed);
+    if (o == m) {
         /* Ours: only this thread changes the entry's page and floor. */
         gb__dpage *pg = dir[e].page;
         if (!pg)
@@ -247,50 +249,41 @@ static hkind decode(gb__thread *t, uintptr_t h, gb_region **out)
     return o == DIR_ORPHAN ? H_EXITED : H_THREAD;
 }
 
-/* Whether coroutine x resumed the running context (directly or through
- * others): it is on the running coroutine's chain of callers. */
-static bool is_resumer(const gb__thread *t, const gb_coro *x)
-{
-    for (const gb_coro *c = t->cur_coro; c; c = c->caller)
-        if (c->caller == x)
-            return true;
-    return false;
-}
-
 /* Stops the process for a handle h given to `who` that does not name a
- * region of the running context, saying exactly what it names. r, when
- * not NULL, is the LIVE region h names on this thread's other context. */
-GB__NORETURN void gb__handle_die_other_context(const char *who, gb__thread *t, gb_region *h,
+ * region of the running context, whose region stack is cur, saying
+ * exactly what it names. r is the LIVE region h names on another context
+ * of this thread. */
+GB__NORETURN void gb__handle_die_other_context(const char *who, const gb__rstack *cur, gb_region *h,
                                                const gb_region *r)
 {
     const gb__rstack *st = r->stack;
-    if (st == &t->main_stack)
+    gb_coro *running = cur->owner, *x = st->owner;
+    if (!x)
         gb__die("%s: region %p was entered by this thread outside any coroutine, which resumed "
                 "the running coroutine %p; only the context that entered a region leaves or "
                 "resets it (a coroutine may allocate in its resumers' regions)",
-                who, (void *)h, (void *)gb__coro_handle_of(t->cur_coro));
-    const gb_coro *x = (const gb_coro *)((const char *)st - offsetof(gb_coro, rstack));
-    if (t->cur_coro && is_resumer(t, x))
+                who, (void *)h, (void *)running);
+    if (running && gb__rstack_resumed(cur, st))
         gb__die("%s: region %p was entered by another coroutine, %p, which resumed the running "
                 "coroutine %p; only the context that entered a region leaves or resets it (a "
                 "coroutine may allocate in its resumers' regions)",
-                who, (void *)h, (void *)gb__coro_handle_of(x), (void *)gb__coro_handle_of(t->cur_coro));
-    if (t->cur_coro)
+                who, (void *)h, (void *)x, (void *)running);
+    if (running)
         gb__die("%s: region %p was entered by another coroutine, %p (suspended; not one that "
                 "resumed the running coroutine %p); a coroutine may use only regions it entered "
                 "itself and those of the contexts that resumed it",
-                who, (void *)h, (void *)gb__coro_handle_of(x), (void *)gb__coro_handle_of(t->cur_coro));
+                who, (void *)h, (void *)x, (void *)running);
     gb__die("%s: region %p was entered by another coroutine, %p (suspended; the caller runs "
             "outside any coroutine); regions are used only in the context that entered them",
-            who, (void *)h, (void *)gb__coro_handle_of(x));
+            who, (void *)h, (void *)x);
 }
 
 /* The region h names, which the running thread entered and has not left
  * (in the running context or another of its contexts); stops the process
  * naming what h is otherwise. */
-gb_region *gb__handle_region(const char *who, gb__thread *t, gb_region *h)
+gb_region *gb__handle_region(const char *who, gb__mem *m, gb_region *h)
 {
-    gb_region *r = gb__handle_lookup(who, t, h);
+    gb_region *r = gb__handle_lookup(who, m, h);
     if (!r)
         gb__die("%s: region %p was already left", who, (void *)h);
     if (r->state == GB__RETIRED)
@@ -300,12 +293,12 @@ gb_region *gb__handle_region(const char *who, gb__thread *t, gb_region *h)
     return r;
 }
 
-gb_region *gb__handle_lookup(const char *who, gb__thread *t, const gb_region *h)
+gb_region *gb__handle_lookup(const char *who, gb__mem *m, const gb_region *h)
 {
     if (!h)
         gb__die("%s: NULL region", who);
     gb_region *r;
-    switch (decode(t, (uintptr_t)h, &r)) {
+    switch (decode(m, (uintptr_t)h, &r)) {
     case H_REGION:
         return r;
     case H_LEFT:
@@ -326,13 +319,13 @@ gb_region *gb__handle_lookup(const char *who, gb__thread *t, const gb_region *h)
 
 /* ---------------------------------------------------------- thread exit */
 
-void gb__handle_at_exit(gb__thread *t)
+void gb__handle_at_exit(gb__mem *m)
 {
     /* Entries whose page still holds regions (entered by coroutines the
      * thread never freed) are orphaned, the rest go back to the pool. */
     pthread_mutex_lock(&dir_lock);
     for (uint32_t e = 0; e < dir_used; e++) {
-        if (atomic_load_explicit(&dir[e].owner, memory_order_relaxed) != t)
+        if (atomic_load_explicit(&dir[e].owner, memory_order_relaxed) != m)
             continue;
         if (dir[e].page) {
             atomic_store_explicit(&dir[e].owner, DIR_ORPHAN, memory_order_relaxed);
@@ -343,6 +336,6 @@ void gb__handle_at_exit(gb__thread *t)
         dir_pool = e + 1;
     }
     pthread_mutex_unlock(&dir_lock);
-    gb__list_init(&t->davail);
-    t->dvacant = 0;
+    gb__list_init(&m->davail);
+    m->dvacant = 0;
 }

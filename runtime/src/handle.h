@@ -29,7 +29,6 @@
 #define GB_HANDLE_H
 
 #include "region.h"
-#include "thread.h"
 
 #include <string.h>
 
@@ -38,13 +37,8 @@
 #define GB__H_GEN_SHIFT (GB__H_SLOT_BITS + GB__H_PAGE_BITS)
 #define GB__GEN_MAX ((UINT64_C(1) << (64 - GB__H_GEN_SHIFT)) - 1)
 
-/* The handle gb_enter returned for r (r is LIVE or RETIRED). */
-static inline gb_region *gb__handle_of(const gb_region *r)
-{
-    return (gb_region *)r->handle;
-}
-
-/* A page of region descriptors, owned by the thread that took it.
+/* A page of region descriptors, owned by the thread that took it (owner
+ * is that thread's memory).
  *   - slots [0, nfresh) have been used on this page, the rest never; a used
  *     slot is LIVE or RETIRED (nused counts those), free (on free, linked
  *     through parent), or used up (gen past GB__GEN_MAX, on no list);
@@ -56,7 +50,7 @@ static inline gb_region *gb__handle_of(const gb_region *r)
  *     goes back the moment its last slot is freed. */
 struct gb__dpage {
     gb__chunk chunk;
-    gb__thread *owner;
+    gb__mem *owner;
     gb__list alink;           /* on owner->davail while it has a slot to give */
     gb_region *free;          /* free slots, linked through parent */
     uint64_t floor;           /* generation of every fresh slot */
@@ -69,29 +63,30 @@ struct gb__dpage {
 };
 
 /* The slow halves of gb__handle_take and gb__handle_free (handle.c): a
- * page of t with a free or fresh slot, put at the head of t->davail (t has
- * none there); and pg's last slot was freed: the page is kept as t's spare
+ * page of m with a free or fresh slot, put at the head of m->davail (m has
+ * none there); and pg's last slot was freed: the page is kept as m's spare
  * or goes back. */
-gb__dpage *gb__handle_page_get(gb__thread *t);
-void gb__handle_page_empty(gb__thread *t, gb__dpage *pg);
+gb__dpage *gb__handle_page_get(gb__mem *m);
+void gb__handle_page_empty(gb__mem *m, gb__dpage *pg);
 
 static inline bool gb__handle_in_avail(const gb__dpage *pg)
 {
     return gb__list_linked(&pg->alink);
 }
 
-static inline void gb__handle_avail_push(gb__thread *t, gb__dpage *pg)
+static inline void gb__handle_avail_push(gb__mem *m, gb__dpage *pg)
 {
-    gb__list_push(&t->davail, &pg->alink);
+    gb__list_push(&m->davail, &pg->alink);
 }
 
-/* A slot for a new region of t (gb_enter), with a handle no other region
- * ever had: everything above handle is zero, the caller fills it in. */
-static inline gb_region *gb__handle_take(gb__thread *t)
+/* A slot for a new region of the thread whose memory is m (gb_enter), with
+ * a handle no other region ever had: home is m, everything else above
+ * handle is zero, and the caller fills it in. */
+static inline gb_region *gb__handle_take(gb__mem *m)
 {
-    gb__dpage *pg = GB__LIKELY(!gb__list_empty(&t->davail))
-                        ? GB__LIST_ENTRY(t->davail.next, gb__dpage, alink)
-                        : gb__handle_page_get(t);
+    gb__dpage *pg = GB__LIKELY(!gb__list_empty(&m->davail))
+                        ? GB__LIST_ENTRY(m->davail.next, gb__dpage, alink)
+                        : gb__handle_page_get(m);
     gb_region *r = pg->free;
     if (r) {
         pg->free = r->parent;
@@ -106,21 +101,19 @@ static inline gb_region *gb__handle_take(gb__thread *t)
         gb__list_remove(&pg->alink);
     pg->nused++;
     memset(r, 0, offsetof(gb_region, handle));
-    r->home = &t->mem;
+    r->home = m;
     gb__list_init(&r->arenas);
     r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
     return r;
 }
 
 /* Frees r's slot (gb__region_free): its handle names no region from now
- * on. Runs on the thread that entered r. */
+ * on. Runs on the thread that entered r, whose memory owns r's page (and
+ * is r's home). */
 static inline void gb__handle_free(gb_region *r)
 {
     gb__dpage *pg = r->page;
-    gb__thread *t = pg->owner;
-    if (GB__UNLIKELY(t != gb__self()))
-        gb__die("internal error: region %p freed on a thread that did not enter it",
-                (void *)r->handle);
+    gb__mem *m = pg->owner;
     r->handle = 0;
     r->state = GB__FREE;
     r->gen++;
@@ -132,36 +125,37 @@ static inline void gb__handle_free(gb_region *r)
         r->parent = pg->free;
         pg->free = r;
         if (!gb__handle_in_avail(pg))
-            gb__handle_avail_push(t, pg);
+            gb__handle_avail_push(m, pg);
     }
     if (--pg->nused == 0)
-        gb__handle_page_empty(t, pg);
+        gb__handle_page_empty(m, pg);
 }
 
 /* The region h names, which the running thread entered and has not left
  * (in the running context or another of its contexts); stops the process
  * naming what h is otherwise. `who` is the public entry point h was given
  * to. */
-gb_region *gb__handle_region(const char *who, gb__thread *t, gb_region *h);
+gb_region *gb__handle_region(const char *who, gb__mem *m, gb_region *h);
 
 /* Like gb__handle_region, but a handle of a region that was left is
  * answered too: its region when it is retired, NULL when it was given
  * back. */
-gb_region *gb__handle_lookup(const char *who, gb__thread *t, const gb_region *h);
+gb_region *gb__handle_lookup(const char *who, gb__mem *m, const gb_region *h);
 
 /* Stops the process for a handle h given to `who` that does not name a
- * region of the running context, saying exactly what it names. r, when
- * not NULL, is the LIVE region h names on this thread's other context. */
-GB__NORETURN void gb__handle_die_other_context(const char *who, gb__thread *t, gb_region *h,
+ * region of the running context, whose region stack is cur, saying
+ * exactly what it names. r is the LIVE region h names on another context
+ * of this thread. */
+GB__NORETURN void gb__handle_die_other_context(const char *who, const gb__rstack *cur, gb_region *h,
                                                const gb_region *r);
 
-/* Gives back the empty page of region descriptors t keeps (gb_sweep,
+/* Gives back the empty page of region descriptors m keeps (gb_sweep,
  * thread exit). */
-void gb__handle_trim(gb__thread *t);
+void gb__handle_trim(gb__mem *m);
 
-/* At thread exit, once t's regions are all freed and its spare page given
- * back (gb__handle_trim): gives t's directory entries back to the pool,
- * or orphans those whose page still holds regions. */
-void gb__handle_at_exit(gb__thread *t);
+/* At thread exit, once its regions are all freed and its spare page given
+ * back (gb__handle_trim): gives the directory entries of m's thread back
+ * to the pool, or orphans those whose page still holds regions. */
+void gb__handle_at_exit(gb__mem *m);
 
 #endif /* GB_HANDLE_H */

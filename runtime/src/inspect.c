@@ -31,7 +31,7 @@ static void info_get(const gb_region *h, gb_region_info *out)
 {
     gb__ensure_init();
     gb__thread *t = gb__self();
-    gb_region *r = gb__handle_lookup("gb_region_info_get", t, h);
+    gb_region *r = gb__handle_lookup("gb_region_info_get", &t->mem, h);
     memset(out, 0, sizeof *out);
     if (!r) {
         out->state = GB_REGION_FREED;
@@ -59,10 +59,7 @@ static void info_get(const gb_region *h, gb_region_info *out)
     for (const gb_region *x = r->stack->top; x != r; x = x->parent)
         d++;
     out->depth = d;
-    out->entered_by = r->stack == &t->main_stack
-                          ? NULL
-                          : gb__coro_handle_of((gb_coro *)((char *)r->stack -
-                                                           offsetof(gb_coro, rstack)));
+    out->entered_by = r->stack->owner;
 }
 
 /* The region that holds p: the owner of the block whose chunk holds it,
@@ -87,5 +84,5 @@ gb_region *gb_region_of(const void *p)
      * (its binding is the fix that a poison takes out). */
     gb_region *r = (v & GB__INDEX_TAG) == GB__INDEX_ARENA ? ((gb__arena *)(v & ~GB__INDEX_TAG))->holder
                                                           : owner;
-    return r ? gb__handle_of(r) : NULL;
+    return r ? gb__region_handle(r) : NULL;
 }

@@ -24,7 +24,7 @@ static void overflow_handler(int sig, siginfo_t *si, void *uctx)
     gb__thread *t = gb__self();
     gb_coro *c = t->cur_coro;
     char *addr = si->si_addr;
-    if (c && c->guard_size && addr >= c->stack_lo - c->guard_size && addr < c->stack_lo) {
+    if (c && c->stack.guard && addr >= c->stack.lo - c->stack.guard && addr < c->stack.lo) {
         static const char msg[] = "giveback: coroutine stack overflow: the running coroutine "
                                   "ran past the bottom of its stack into the guard page "
                                   "(give gb_coro_new a larger stack_size)\n";

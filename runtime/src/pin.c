@@ -24,7 +24,8 @@
  * (fix/retry.c).
  */
 #include "arena.h"
-#include "fix/fix.h"
+#include "fix/seam_pin.h"
+#include "handle.h"
 #include "pin.h"
 #include "sanitizers.h"
 #include "stats.h"
@@ -66,7 +67,7 @@ void gb__pin_witness_gone_slow(gb_coro *c)
 GB__NO_ASAN size_t gb__pin_frozen_words(const gb_coro *c, const uintptr_t **words)
 {
     *words = (const uintptr_t *)c->sp;
-    size_t n = (size_t)((const uintptr_t *)c->stack_hi - (const uintptr_t *)c->sp);
+    size_t n = (size_t)((const uintptr_t *)c->stack.hi - (const uintptr_t *)c->sp);
     gb__vg_make_defined(c->sp, n * sizeof(uintptr_t));
     return n;
 }
@@ -82,7 +83,7 @@ GB__NO_ASAN __attribute__((noinline)) static bool live_words_hit(gb_coro *c, con
     /* The words above `here` belong to no object the compiler knows of:
      * hide where w came from, or it may read only `here` itself. */
     __asm__ volatile("" : "+r"(w));
-    size_t n = (size_t)((const uintptr_t *)c->stack_hi - w);
+    size_t n = (size_t)((const uintptr_t *)c->stack.hi - w);
     gb__vg_make_defined(w, n * sizeof *w);
     GB__ADD(pin_words_scanned, n);
     for (size_t i = 0; i < n; i++)
@@ -98,6 +99,13 @@ GB__NO_ASAN __attribute__((noinline)) static bool running_points_into(gb_coro *c
 }
 
 /* ------------------------------------------------------------ retirement */
+
+/* Gives r's memory back and frees its descriptor. */
+static void free_region(gb_region *r)
+{
+    gb__region_free(r);
+    gb__handle_free(r);
+}
 
 static size_t region_total(const gb_region *r)
 {
@@ -125,7 +133,7 @@ void gb__pin_try(gb__thread *t, gb_region *r)
         return;
     if (r->witness)
         witness_drop(t, r);
-    gb_coro *p = gb__fix_pinner(r);
+    gb_coro *p = gb__fix_pinner(t, r);
     /* A retired region was pinned by frozen stacks when it was left; the
      * one of them running now (resumed since) may hold the pointer in a
      * live frame, whether or not it was the one recorded as the witness.
@@ -142,7 +150,7 @@ void gb__pin_try(gb__thread *t, gb_region *r)
     }
     GB__SUB(regions_retired, 1);
     GB__SUB(bytes_retired, region_total(r));
-    gb__region_free(r);
+    free_region(r);
 }
 
 void gb__pin_free_all(gb__thread *t)
@@ -154,7 +162,7 @@ void gb__pin_free_all(gb__thread *t)
         gb__list_remove(&r->rlink);
         GB__SUB(regions_retired, 1);
         GB__SUB(bytes_retired, region_total(r));
-        gb__region_free(r);
+        free_region(r);
     }
 }
 
@@ -166,16 +174,20 @@ void gb__pin_retry(gb__thread *t)
 
 gb_coro *gb__pin_pinner(gb__thread *t, gb_region *r)
 {
-    return !gb__list_empty(&t->frozen) ? gb__fix_pinner(r) : NULL;
+    return !gb__list_empty(&t->frozen) ? gb__fix_pinner(t, r) : NULL;
 }
 
-void gb__pin_release(gb_region *r)
+void gb__pin_release(gb__thread *t, gb_region *r)
 {
-    gb__thread *t = gb__self();
     gb_coro *p = gb__pin_pinner(t, r);
     if (p)
         gb__pin_retire(t, r, p);
     else
-        gb__region_free(r);
+        free_region(r);
     gb__pin_retry(t);
+}
+
+void gb__pin_leave(gb__thread *t, gb__rstack *s)
+{
+    gb__pin_release(t, gb__region_pop(s));
 }

@@ -4,7 +4,7 @@
  * freed or retired), a coroutine froze, thawed or is gone (its witnessed
  * regions need a try), retired regions may be tried. The bookkeeping of
  * every switch is inline: a resume and yield round trip is a few dozen
- * nanoseconds, calls included. What the fixes use of pin.c is in fix/fix.h.
+ * nanoseconds, calls included. What the fixes use of pin.c is in fix/seam_pin.h.
  */
 #ifndef GB_PIN_H
 #define GB_PIN_H
@@ -12,10 +12,15 @@
 #include "coro.h"
 #include "thread.h"
 
-/* r was just popped off its stack: it is freed now, or retired while a
- * frozen stack points into it. Then the retired regions that need a try
- * get one. */
-void gb__pin_release(gb_region *r);
+/* r, a region of t, was just popped off its stack: it is freed now, or
+ * retired while a frozen stack points into it. Then the retired regions
+ * that need a try get one. */
+void gb__pin_release(gb__thread *t, gb_region *r);
+
+/* Leaves the innermost region of s, a region stack of t, which must have
+ * one: pops it (gb__region_pop) and releases it. gb_leave, a finished or
+ * freed coroutine, and thread exit all leave through here. */
+void gb__pin_leave(gb__thread *t, gb__rstack *s);
 
 /* The frozen coroutine of t whose stack points into r (the pin check,
  * fix/pin_check.c), or NULL when none does. */

@@ -1,136 +1,27 @@
-/* region.c -- region stacks, bump allocation and leaving.
+/* region.c -- a region's blocks: bump allocation, growth, kept blocks,
+ * popping and freeing.
  *
  * A region hands out memory by bumping a pointer through its newest block;
  * when the block is full it chains a new one twice as large, up to a cap, so
  * a region of any size needs few blocks and every allocation is a compare
- * and an add in the common case. Leaving a region gives all its blocks back
- * at once (or retires the region while a suspended coroutine points into
- * it, which pin.c decides). Each thread, and each coroutine, has its own
- * stack of regions. Shared are only the process-wide counters and the
- * mapping budget, which are atomics, and the directory of descriptor pages,
- * which a thread locks only to take an entry from the shared pool, at its
- * exit, and to tell what another thread's handle is (handle.c).
+ * and an add in the common case. Freeing a region gives all its blocks back
+ * at once; whether a region that was left is freed now or retired while a
+ * suspended coroutine points into it is pin.c's to decide, above this file.
+ * Every region works in the memory of the thread that entered it (its
+ * home: the cache, the address index and the descriptor pages), so nothing
+ * here asks which thread is running. The public entry points that lead
+ * here are in entry.c.
  */
 #include "arena.h"
-#include "coro.h"
-#include "handle.h"
 #include "init.h"
 #include "oom.h"
-#include "pin.h"
 #include "region.h"
-#include "reset.h"
+#include "sanitizers.h"
 #include "stats.h"
-#include "thread.h"
 
 #include <string.h>
 
-/* ------------------------------------------------------------- regions */
-
-/* The running context's region stack. */
-static gb__rstack *cur_stack(void)
-{
-    gb__ensure_init();
-    return gb__self()->cur;
-}
-
-gb_region *gb_enter(void)
-{
-    gb__ensure_init();
-    gb__thread *t = gb__self();
-    gb__rstack *s = t->cur;
-    gb_region *r = gb__handle_take(t);
-    GB__ADD(regions_live, 1);
-    r->state = GB__LIVE;
-    r->stack = s;
-    r->next_size = gb__cfg.first_block;
-    r->parent = s->top;
-    s->top = r;
-    s->depth++;
-    return gb__handle_of(r);
-}
-
-/* How far below the top of s the region r sits, or 0 if it is not on s. */
-static size_t depth_of(const gb__rstack *s, const gb_region *r)
-{
-    size_t d = 1;
-    for (const gb_region *x = s->top; x; x = x->parent, d++)
-        if (x == r)
-            return d;
-    return 0;
-}
-
-GB__NORETURN void gb__region_not_innermost(const char *who, gb__rstack *s, gb_region *h)
-{
-    gb__thread *t = gb__self();
-    gb_region *r = gb__handle_region(who, t, h);
-    if (r->stack == s)
-        gb__die("%s: region %p is not the innermost region (%zu regions entered after it "
-                "are still live; leave them first)",
-                who, (void *)h, depth_of(s, r) - 1);
-    gb__handle_die_other_context(who, t, h, r);
-}
-
-void gb_leave(gb_region *h)
-{
-    gb__rstack *s = cur_stack();
-    gb_region *r = s->top;
-    /* The one check of the fast path: a handle equals the innermost
-     * region's exactly when it names that region (handles never repeat). */
-    if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h))
-        gb__region_not_innermost("gb_leave", s, h);
-    gb__region_pop(s);
-}
-
-size_t gb_leave_to(gb_region *h)
-{
-    gb__rstack *s = cur_stack();
-    gb_region *r = NULL;
-    if (h) {
-        gb__thread *t = gb__self();
-        r = gb__handle_region("gb_leave_to", t, h);
-        if (r->stack != s)
-            gb__handle_die_other_context("gb_leave_to", t, h, r);
-    }
-    /* r is on s, so the walk ends there; each region is left as gb_leave
-     * leaves it, innermost first, so that pinned ones are retired. */
-    size_t n = 0;
-    for (; s->top != r; n++)
-        gb__region_pop(s);
-    return n;
-}
-
-void gb__region_pop(gb__rstack *s)
-{
-    gb_region *r = s->top;
-    /* Blocks a reset kept hold nothing, so nothing can point into them:
-     * they go back now, whether the leave frees r or retires it (a
-     * retired region keeps only what a suspended stack may still read). */
-    gb__reset_trim(r, 0);
-    s->top = r->parent;
-    s->depth--;
-    r->parent = NULL;
-    r->stack = NULL;
-    GB__SUB(regions_live, 1);
-    gb__pin_release(r);
-}
-
-gb_region *gb_current(void)
-{
-    gb_region *r = cur_stack()->top;
-    return r ? gb__handle_of(r) : NULL;
-}
-
-size_t gb_depth(void)
-{
-    return cur_stack()->depth;
-}
-
-size_t gb_region_bytes(const gb_region *h)
-{
-    gb__ensure_init();
-    gb_region *r = gb__handle_region("gb_region_bytes", gb__self(), (gb_region *)h);
-    return r->bytes + r->kept_bytes;
-}
+/* ------------------------------------------------------------- sizes */
 
 /* n rounded up to the alignment (0 takes one unit), or 0 when that
  * overflows. */
@@ -193,6 +84,65 @@ gb__block *gb__block_at(gb__mem *m, const void *p)
     void *owner;
     uintptr_t v = gb__index_find(&m->index, p, &owner);
     return (v & GB__INDEX_TAG) == GB__INDEX_BLOCK ? (gb__block *)v : NULL;
+}
+
+/* ------------------------------------------------------- kept blocks
+ *
+ * A server that enters one region per request, or resets one, pays every
+ * page of a fresh block in faults each time: the block cache keeps a few
+ * MiB per thread, shared by every region. gb_region_reset empties a region
+ * and keeps whole blocks of it, up to a bound the caller gives, on the
+ * region's own kept list, resident, for the next allocations (the slow
+ * path below takes from it before it asks the chunk layer). Kept blocks
+ * hold nothing: no pin check asks about them, and under ASan they are
+ * poisoned until used again. */
+
+/* The first kept block of r whose payload holds a bytes, taken off the
+ * kept list and made a block of r again (solo or not); NULL when none
+ * does. */
+static gb__block *kept_take(gb_region *r, size_t a, bool solo)
+{
+    for (gb__block **pp = &r->kept; *pp; pp = &(*pp)->next) {
+        gb__block *b = *pp;
+        size_t size = b->chunk.size;
+        if (size - GB__BLOCK_HDR < a)
+            continue;
+        *pp = b->next;
+        r->nkept--;
+        r->kept_bytes -= size;
+        GB__SUB(bytes_kept, size);
+        gb__asan_unpoison((char *)b + GB__BLOCK_HDR, size - GB__BLOCK_HDR);
+        b->solo = solo;
+        gb__block_set_owner(r->home, b, r);
+        r->nblocks++;
+        r->bytes += size;
+        return b;
+    }
+    return NULL;
+}
+
+/* Gives back the kept blocks of r beyond the first `keep` bytes of them
+ * (in list order, whole blocks only). */
+static void kept_trim(gb_region *r, size_t keep)
+{
+    size_t total = 0;
+    for (gb__block **pp = &r->kept; *pp;) {
+        gb__block *b = *pp;
+        size_t size = b->chunk.size;
+        if (total + size <= keep) {
+            total += size;
+            pp = &b->next;
+            continue;
+        }
+        *pp = b->next;
+        r->nkept--;
+        r->kept_bytes -= size;
+        GB__SUB(bytes_kept, size);
+        GB__SUB(blocks_live, 1);
+        gb__asan_unpoison((char *)b + GB__BLOCK_HDR, size - GB__BLOCK_HDR);
+        gb__block_index(r->home, b, false);
+        gb__chunk_put(&r->home->cache, b->chunk);
+    }
 }
 
 /* c as a block of r; NULL, with c given back, when the address index has
@@ -259,11 +209,11 @@ GB__NORETURN static void refuse(const char *who, gb_region *r, size_t n, gb_oom_
     if (why == GB_OOM_LIMIT)
         gb__die("%s: region %p is at its limit (gb_region_limit: %zu bytes; it holds %zu): no "
                 "block for a request of %zu bytes fits under it (gb_try_ functions return NULL)",
-                who, (void *)gb__handle_of(r), r->limit, r->bytes + r->kept_bytes, n);
+                who, (void *)gb__region_handle(r), r->limit, r->bytes + r->kept_bytes, n);
     gb__die("%s: out of memory: region %p could not get a block for a request of %zu bytes "
             "(the OS and malloc refused it, and every smaller block that would hold it; it holds "
             "%zu bytes; gb_try_ functions return NULL)",
-            who, (void *)gb__handle_of(r), n, r->bytes + r->kept_bytes);
+            who, (void *)gb__region_handle(r), n, r->bytes + r->kept_bytes);
 }
 
 /* After a failed attempt at a request of n bytes in r: true to try once
@@ -272,7 +222,7 @@ GB__NORETURN static void refuse(const char *who, gb_region *r, size_t n, gb_oom_
 static bool retry_or_refuse(const char *who, gb_region *r, size_t n, gb_oom_reason why, int *round,
                             bool fallible)
 {
-    if ((*round)++ == 0 && gb__oom_handle(gb__handle_of(r), n, why))
+    if ((*round)++ == 0 && gb__oom_handle(gb__region_handle(r), n, why))
         return true;
     GB__ADD(refusals, 1);
     if (!fallible)
@@ -288,7 +238,7 @@ static void *alloc_block(gb_region *r, size_t a, gb_oom_reason *why)
     if (a > cap - GB__BLOCK_HDR) {
         /* Larger than any chained block: a block of its own, linked behind
          * the current block so the current block's free space stays usable. */
-        gb__block *b = r->kept ? gb__reset_take(r, a, true) : NULL;
+        gb__block *b = r->kept ? kept_take(r, a, true) : NULL;
         if (!b)
             b = take_block(r, a + GB__BLOCK_HDR, a + GB__BLOCK_HDR, true, why);
         if (!b)
@@ -310,7 +260,7 @@ static void *alloc_block(gb_region *r, size_t a, gb_oom_reason *why)
         size *= 2;
     if (size > cap)
         size = cap;
-    gb__block *b = r->kept ? gb__reset_take(r, a, false) : NULL;
+    gb__block *b = r->kept ? kept_take(r, a, false) : NULL;
     if (!b)
         b = take_block(r, size, a + GB__BLOCK_HDR, false, why);
     if (!b)
@@ -375,123 +325,6 @@ void *gb__region_try_alloc(const char *who, gb_region *r, size_t n)
     return p ? p : alloc_slow(who, r, a, true);
 }
 
-static gb_region *innermost(const char *who)
-{
-    gb_region *r = cur_stack()->top;
-    if (GB__UNLIKELY(!r))
-        gb__die("%s: no region is entered (call gb_enter first)", who);
-    return r;
-}
-
-void *gb_alloc(size_t n)
-{
-    return gb__region_alloc(innermost("gb_alloc"), n);
-}
-
-void *gb_try_alloc(size_t n)
-{
-    return gb__region_try_alloc("gb_try_alloc", innermost("gb_try_alloc"), n);
-}
-
-/* count * size zeroed bytes in r; with `fallible`, NULL when they cannot
- * be had (an overflowing product included), else the process stops. */
-static void *calloc_in(const char *who, gb_region *r, size_t count, size_t size, bool fallible)
-{
-    size_t n;
-    void *p;
-    if (!fallible) {
-        n = gb__mul(count, size, who);
-        p = gb__region_alloc(r, n);
-    } else if (__builtin_mul_overflow(count, size, &n)) {
-        GB__ADD(refusals, 1);
-        return NULL;
-    } else if (!(p = gb__region_try_alloc(who, r, n))) {
-        return NULL;
-    }
-    /* Fresh mappings are zero already, but a block reused from malloc or a
-     * bump area after a shrinking realloc may not be. */
-    memset(p, 0, n);
-    return p;
-}
-
-void *gb_calloc(size_t count, size_t size)
-{
-    return calloc_in("gb_calloc", innermost("gb_calloc"), count, size, false);
-}
-
-void *gb_try_calloc(size_t count, size_t size)
-{
-    return calloc_in("gb_try_calloc", innermost("gb_try_calloc"), count, size, true);
-}
-
-/* The region stack of the context that resumed coroutine c of t: its
- * caller's, or the thread's own. */
-static const gb__rstack *resumer_stack(const gb__thread *t, const gb_coro *c)
-{
-    return c->caller ? &c->caller->rstack : &t->main_stack;
-}
-
-/* Whether the stack s belongs to a context that resumed the running
- * coroutine of t (directly or through others): the regions on it are live
- * while the coroutine runs, and it may allocate in them. */
-static bool resumed_us(const gb__thread *t, const gb__rstack *s)
-{
-    for (const gb_coro *c = t->cur_coro; c; c = c->caller)
-        if (resumer_stack(t, c) == s)
-            return true;
-    return false;
-}
-
-/* The region handle h names for an allocation by `who` when it is not the
- * innermost one: a LIVE region of the running context, or of a context
- * that resumed it, or the process stops. */
-static gb_region *alloc_in_region(const char *who, gb__rstack *s, gb_region *h)
-{
-    gb__thread *t = gb__self();
-    gb_region *r = gb__handle_region(who, t, h);
-    if (r->stack != s && !resumed_us(t, r->stack))
-        gb__handle_die_other_context(who, t, h, r);
-    return r;
-}
-
-/* The region of gb_alloc_in and its kin: the innermost region, or the one
- * just outside it, by handle alone; any other through the directory. */
-static gb_region *region_for(const char *who, gb_region *h)
-{
-    gb__rstack *s = cur_stack();
-    gb_region *r = s->top;
-    if (GB__LIKELY(r && r->handle == (uintptr_t)h))
-        return r;
-    if (r && r->parent && r->parent->handle == (uintptr_t)h)
-        return r->parent;
-    return alloc_in_region(who, s, h);
-}
-
-void *gb_alloc_in(gb_region *h, size_t n)
-{
-    return gb__region_alloc(region_for("gb_alloc_in", h), n);
-}
-
-void *gb_try_alloc_in(gb_region *h, size_t n)
-{
-    return gb__region_try_alloc("gb_try_alloc_in", region_for("gb_try_alloc_in", h), n);
-}
-
-void *gb_calloc_in(gb_region *h, size_t count, size_t size)
-{
-    return calloc_in("gb_calloc_in", region_for("gb_calloc_in", h), count, size, false);
-}
-
-void *gb_try_calloc_in(gb_region *h, size_t count, size_t size)
-{
-    return calloc_in("gb_try_calloc_in", region_for("gb_try_calloc_in", h), count, size, true);
-}
-
-void gb_region_limit(gb_region *h, size_t bytes)
-{
-    region_for("gb_region_limit", h)->limit = bytes;
-}
-
 /* Replaces solo block `from` in r's list by `to` (it moved when it grew). */
 static void relink_block(gb_region *r, gb__block *from, gb__block *to)
 {
@@ -551,8 +384,7 @@ static void *grow_solo(const char *who, gb_region *r, gb__block *b, size_t old_n
     return NULL;
 }
 
-/* The block of r that holds p, or NULL. */
-static gb__block *block_of(const gb_region *r, const void *p)
+gb__block *gb__region_block_of(const gb_region *r, const void *p)
 {
     gb__block *b = gb__block_at(r->home, p);
     return b && b->owner == r && (const char *)p >= (const char *)b + GB__BLOCK_HDR ? b : NULL;
@@ -591,15 +423,15 @@ void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, s
             return p;
         }
     }
-    gb__block *held = block_of(r, p);
+    gb__block *held = gb__region_block_of(r, p);
     if (!held)
         gb__die("%s: %p is not an allocation of region %p (it is in none of its blocks)", who, p,
-                (void *)gb__handle_of(r));
+                (void *)gb__region_handle(r));
     size_t most = taken_after(r, held, p);
     if (old_n > most)
         gb__die("%s: old size %zu is larger than what region %p handed out from %p on (%zu "
                 "bytes)",
-                who, old_n, (void *)gb__handle_of(r), p, most);
+                who, old_n, (void *)gb__region_handle(r), p, most);
     if (new_n <= old_n)
         return p;
     if (old_n > gb__cfg.block_cap - GB__BLOCK_HDR) {
@@ -615,55 +447,19 @@ void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, s
     return q;
 }
 
-/* The LIVE region of the running context, or of one that resumed it,
- * whose blocks hold p; the process stops when there is none. */
-static gb_region *region_holding(const char *who, const void *p)
+gb_region *gb__region_pop(gb__rstack *s)
 {
-    gb__thread *t = gb__self();
-    gb__block *b = gb__block_at(&t->mem, p);
-    gb_region *r = b && (const char *)p >= (const char *)b + GB__BLOCK_HDR ? b->owner : NULL;
-    if (r && r->state == GB__LIVE && (r->stack == t->cur || resumed_us(t, r->stack)))
-        return r;
-    gb__die("%s: %p is in no live region of the running context or of one that resumed it "
-            "(memory from malloc, from a region left since, or from a container's arena)",
-            who, p);
-}
-
-static void *realloc_innermost_or_holding(const char *who, void *p, size_t old_n, size_t new_n, bool fallible)
-{
-    if (!p) {
-        gb_region *r = innermost(who);
-        return fallible ? gb__region_try_alloc(who, r, new_n) : gb__region_alloc(r, new_n);
-    }
-    /* An allocation of an outer region is resized there, not moved into
-     * the innermost one; and a coroutine with no region of its own entered
-     * resizes one of its resumers' regions' allocations all the same, so
-     * the innermost region is only where the search starts. */
-    gb_region *r = cur_stack()->top;
-    if (!r || (p != r->last && !block_of(r, p)))
-        r = region_holding(who, p);
-    return gb__region_realloc(who, r, p, old_n, new_n, fallible);
-}
-
-void *gb_realloc(void *p, size_t old_n, size_t new_n)
-{
-    return realloc_innermost_or_holding("gb_realloc", p, old_n, new_n, false);
-}
-
-void *gb_try_realloc(void *p, size_t old_n, size_t new_n)
-{
-    return realloc_innermost_or_holding("gb_try_realloc", p, old_n, new_n, true);
-}
-
-void *gb_realloc_in(gb_region *h, void *p, size_t old_n, size_t new_n)
-{
-    return gb__region_realloc("gb_realloc_in", region_for("gb_realloc_in", h), p, old_n, new_n, false);
-}
-
-void *gb_try_realloc_in(gb_region *h, void *p, size_t old_n, size_t new_n)
-{
-    return gb__region_realloc("gb_try_realloc_in", region_for("gb_try_realloc_in", h), p, old_n, new_n,
-                              true);
+    gb_region *r = s->top;
+    /* Blocks a reset kept hold nothing, so nothing can point into them:
+     * they go back now, whether pin.c frees r or retires it (a retired
+     * region keeps only what a suspended stack may still read). */
+    kept_trim(r, 0);
+    s->top = r->parent;
+    s->depth--;
+    r->parent = NULL;
+    r->stack = NULL;
+    GB__SUB(regions_live, 1);
+    return r;
 }
 
 bool gb__region_contains(const gb_region *r, const void *p)
@@ -699,7 +495,49 @@ void gb__region_free(gb_region *r)
 {
     gb__region_close_arenas(r);
     put_blocks(r->home, r->blocks);
-    gb__reset_trim(r, 0);
+    kept_trim(r, 0);
     GB__SUB(blocks_live, r->nblocks);
-    gb__handle_free(r);
+}
+
+void gb__region_empty(gb_region *r, size_t keep_bytes)
+{
+    gb__region_close_arenas(r);
+    /* The blocks just emptied go, newest first, in front of those kept
+     * before: the newest are the largest, the likeliest to fit what comes,
+     * and the first the bound keeps. */
+    gb__block **tail = &r->kept;
+    for (gb__block *b = r->blocks; b; b = b->next) {
+        size_t size = b->chunk.size;
+        gb__asan_poison((char *)b + GB__BLOCK_HDR, size - GB__BLOCK_HDR);
+        gb__block_set_owner(r->home, b, NULL); /* emptied: gb_region_of no longer names r */
+        r->nkept++;
+        r->kept_bytes += size;
+        GB__ADD(bytes_kept, size);
+        tail = &b->next;
+    }
+    *tail = r->kept;
+    r->kept = r->blocks ? r->blocks : r->kept;
+    r->blocks = NULL;
+    r->nblocks = 0;
+    r->bytes = 0;
+    kept_trim(r, keep_bytes);
+    r->bump = r->end = NULL;
+    r->cur_block = r->last_block = NULL;
+    r->last = NULL;
+    r->next_size = gb__cfg.first_block;
+}
+
+void gb__region_move(gb_region *g, gb_region *r)
+{
+    g->blocks = r->blocks;
+    for (gb__block *b = g->blocks; b; b = b->next)
+        gb__block_set_owner(g->home, b, g);
+    g->nblocks = r->nblocks;
+    g->bytes = r->bytes;
+    gb__list_move(&r->arenas, &g->arenas);
+    GB__ARENA_EACH(a, g)
+        a->holder = g;
+    r->blocks = NULL;
+    r->nblocks = 0;
+    r->bytes = 0;
 }

@@ -15,13 +15,24 @@
 typedef struct gb__dpage gb__dpage;
 
 /* The slice of a thread's state the region layer works in (gb__thread.mem):
- * the cache its blocks come from and go back to (map.h), and the address
- * index that finds its blocks and arenas (index.h). Each region points to
- * its thread's (home): regions are per thread, so every block of a region
- * comes from and goes back to that one cache, and is in that one index. */
+ * the cache its blocks come from and go back to (map.h), the address index
+ * that finds its blocks and arenas (index.h), and its pages of region
+ * descriptors (handle.c). Each region points to its thread's (home):
+ * regions are per thread, so every block of a region comes from and goes
+ * back to that one cache, and is in that one index.
+ *   - davail holds the pages with a free (or never used) slot, the one
+ *     gb_enter takes from first at the head; dvacant heads this thread's
+ *     directory entries whose page was given back (index + 1, 0 for none),
+ *     reused before the shared pool; dspare is an empty page kept for the
+ *     next region, counted as a cached block (bytes_cached,
+ *     mappings_cached; within the process's bound, outside cache.bytes)
+ *     until gb_sweep or thread exit (gb__handle_trim). */
 typedef struct gb__mem {
     gb__cache cache;
     gb__index index;
+    gb__list davail;
+    gb__dpage *dspare;
+    uint32_t dvacant;
 } gb__mem;
 
 /* A block of a region: a chunk whose first bytes are this header, followed
@@ -41,12 +52,33 @@ typedef struct gb__block {
 #define GB__BLOCK_HDR ((sizeof(gb__block) + GB__ALIGN - 1) & ~(size_t)(GB__ALIGN - 1))
 
 /* The region stack of one context: the thread itself, or one coroutine.
- * top is the innermost live region; each region's parent is the next one
- * out; depth counts them. */
+ *   - top is the innermost live region; each region's parent is the next
+ *     one out; depth counts them;
+ *   - owner is the handle of the coroutine whose stack it is (what
+ *     gb_coro_new returned), NULL for the thread's own: what a message or
+ *     gb_region_info_get names as the context that entered a region;
+ *   - resumer is, while the owner runs or waits on a coroutine it resumed,
+ *     the stack of the context that resumed it (coro.c sets it at each
+ *     resume); NULL for the thread's own. Following resumer from the
+ *     running context's stack visits exactly the contexts that resumed it,
+ *     directly or through others: their regions are live while it runs,
+ *     and it may allocate in them. */
 typedef struct gb__rstack {
     gb_region *top;
     size_t depth;
+    gb_coro *owner;
+    struct gb__rstack *resumer;
 } gb__rstack;
+
+/* Whether s belongs to a context that resumed the context running on cur
+ * (directly or through others). */
+static inline bool gb__rstack_resumed(const gb__rstack *cur, const gb__rstack *s)
+{
+    for (const gb__rstack *x = cur->resumer; x; x = x->resumer)
+        if (x == s)
+            return true;
+    return false;
+}
 
 typedef enum gb__rstate {
     GB__FREE = 0,    /* the descriptor slot holds no region */
@@ -82,7 +114,7 @@ struct gb_region {
     size_t next_size;
     size_t nblocks;
     size_t bytes;
-    /* Blocks gb_region_reset kept (reset.c), empty, for the next allocations: linked
+    /* Blocks gb_region_reset kept (gb__region_empty), empty, for the next allocations: linked
      * through next, on no other list, counted in nkept and kept_bytes (and
      * in gb__stat.bytes_kept), not in nblocks or bytes; their payload holds
      * nothing, so no pin check asks about them. */
@@ -120,6 +152,12 @@ struct gb_region {
     gb__dpage *page;
 };
 
+/* The handle gb_enter returned for r (r is LIVE or RETIRED; handle.h). */
+static inline gb_region *gb__region_handle(const gb_region *r)
+{
+    return (gb_region *)r->handle;
+}
+
 /* Enters block b (its chunk as it is now) in m's address index, or takes
  * it out (index.h): at install and give-back, and around a move. */
 void gb__block_index(gb__mem *m, gb__block *b, bool in);
@@ -148,21 +186,31 @@ void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, s
  * asks of each word. */
 bool gb__region_contains(const gb_region *r, const void *p);
 
-/* Pops the innermost region of s and leaves it (freed or retired, pin.c);
- * s must have one. gb_leave, a finished or freed coroutine, and thread exit
- * all leave through here. */
-void gb__region_pop(gb__rstack *s);
+/* Pops the innermost region of s, which must have one, and returns it, on
+ * no stack and no longer LIVE, with its kept blocks given back; pin.c
+ * then frees or retires it (gb__pin_leave). */
+gb_region *gb__region_pop(gb__rstack *s);
 
-/* Gives every block and arena of r back and frees the descriptor. Runs on
- * the thread that entered r (regions are per thread). */
+/* The block of r whose payload holds p, or NULL. */
+gb__block *gb__region_block_of(const gb_region *r, const void *p);
+
+/* Empties r, which stays entered (gb_region_reset): its arenas are closed,
+ * its blocks join its kept list, newest first, and the kept list is cut
+ * back to its first keep_bytes; r's next allocation starts afresh. */
+void gb__region_empty(gb_region *r, size_t keep_bytes);
+
+/* Moves r's blocks and arenas to g, a fresh descriptor of r's thread
+ * (gb__handle_take), and leaves r holding none of them: a reset of a region
+ * a frozen stack points into, whose contents pin.c then retires under g. */
+void gb__region_move(gb_region *g, gb_region *r);
+
+/* Gives every block, kept block and arena of r back; the descriptor's slot
+ * is the caller's to free (gb__handle_free). Runs on the thread that
+ * entered r (regions are per thread). */
 void gb__region_free(gb_region *r);
 
 /* Closes every arena bound to r (gb_leave, gb_region_reset). */
 void gb__region_close_arenas(gb_region *r);
 
-/* Stops the process for h given to `who` (gb_leave, gb_region_reset),
- * which takes only the innermost region of the running context s, saying
- * what h is instead. */
-GB__NORETURN void gb__region_not_innermost(const char *who, gb__rstack *s, gb_region *h);
 
 #endif /* GB_REGION_H */

@@ -29,15 +29,15 @@ struct gb__stack_pool {
     size_t n;
 };
 
-static gb__stack_pool *pool_of(gb__thread *t)
+static gb__stack_pool *pool_of(gb__stack_pool **pool)
 {
-    if (!t->pool) {
-        t->pool = calloc(1, sizeof *t->pool);
-        if (!t->pool)
-            gb__die("out of memory: no stack pool (%zu bytes)", sizeof *t->pool);
-        GB__ADD(bytes_meta, sizeof *t->pool);
+    if (!*pool) {
+        *pool = calloc(1, sizeof **pool);
+        if (!*pool)
+            gb__die("out of memory: no stack pool (%zu bytes)", sizeof **pool);
+        GB__ADD(bytes_meta, sizeof **pool);
     }
-    return t->pool;
+    return *pool;
 }
 
 static size_t guard_size(void)
@@ -45,43 +45,42 @@ static size_t guard_size(void)
     return gb__os.page_size;
 }
 
-static void set_range(gb_coro *c, gb__chunk s, size_t guard)
+/* Chunk s as a stack whose first guard bytes are its guard. */
+static gb__stack stack_of(gb__chunk s, size_t guard)
 {
-    c->stack = s;
-    c->guard_size = guard;
-    c->stack_lo = (char *)s.base + guard;
     /* The top is 16-byte aligned for the ABI; a malloc'd stack may not end
      * on such a boundary. */
-    c->stack_hi = (char *)(((uintptr_t)s.base + s.size) & ~(uintptr_t)15);
+    return (gb__stack){.chunk = s,
+                       .lo = (char *)s.base + guard,
+                       .hi = (char *)(((uintptr_t)s.base + s.size) & ~(uintptr_t)15),
+                       .guard = guard};
 }
 
-void gb__stack_get(gb_coro *c, size_t size)
+gb__stack gb__stack_get(gb__stack_pool **pool, size_t size)
 {
-    gb__thread *t = c->thread;
     size_t guard = guard_size();
     size_t total = gb__add(size, guard, "gb_coro_new");
-    if (t->pool && t->pool->n && size == gb__round_up(GB_CORO_STACK_DEFAULT, gb__os.page_size)) {
-        gb__chunk s = t->pool->stacks[--t->pool->n];
+    gb__stack_pool *p = *pool;
+    if (p && p->n && size == gb__round_up(GB_CORO_STACK_DEFAULT, gb__os.page_size)) {
+        gb__stack s = stack_of(p->stacks[--p->n], guard);
         GB__SUB(stacks_pooled, 1);
-        set_range(c, s, guard);
         /* gb__stack_put gave the usable part back when it pooled it. */
-        gb__os_reuse(c->stack_lo, s.size - guard);
-        return;
+        gb__os_reuse(s.lo, s.chunk.size - guard);
+        return s;
     }
     if (gb__map_reserve(2)) {
-        void *p = gb__os.map(total, gb__os.page_size);
-        if (p && gb__os.protect_none(p, guard) == 0) {
+        void *m = gb__os.map(total, gb__os.page_size);
+        if (m && gb__os.protect_none(m, guard) == 0) {
             GB__ADD(bytes_mapped, total);
-            set_range(c, (gb__chunk){.base = p, .size = total, .src = GB__SRC_MAP}, guard);
-            return;
+            return stack_of((gb__chunk){.base = m, .size = total, .src = GB__SRC_MAP}, guard);
         }
-        if (p) {
+        if (m) {
             /* The guard could not be made (the process is at its mapping
              * limit): it is one plain mapping, which goes back now, or is
              * emptied now and unmapped later. */
             gb__map_unreserve(1);
             GB__ADD(bytes_mapped, total);
-            gb__map_unmap(p, total, 1, 0);
+            gb__map_unmap(m, total, 1, 0);
         } else {
             gb__map_unreserve(2);
         }
@@ -89,41 +88,39 @@ void gb__stack_get(gb_coro *c, size_t size)
     } else {
         GB__ADD(fallbacks_budget, 1);
     }
-    void *p = malloc(size);
-    if (!p)
+    void *h = malloc(size);
+    if (!h)
         gb__die("out of memory: no coroutine stack of %zu bytes", size);
     GB__ADD(bytes_heap, size);
-    set_range(c, (gb__chunk){.base = p, .size = size, .src = GB__SRC_HEAP}, 0);
+    return stack_of((gb__chunk){.base = h, .size = size, .src = GB__SRC_HEAP}, 0);
 }
 
-void gb__stack_put(gb_coro *c)
+void gb__stack_put(gb__stack_pool **pool, gb__stack s)
 {
-    gb__chunk s = c->stack;
     /* Frames that never returned keep their ASan redzones: clear them
      * before the memory is reused or given back. */
-    gb__asan_unpoison(c->stack_lo, (size_t)(c->stack_hi - c->stack_lo));
-    if (s.src == GB__SRC_HEAP) {
-        free(s.base);
-        GB__SUB(bytes_heap, s.size);
+    gb__asan_unpoison(s.lo, (size_t)(s.hi - s.lo));
+    if (s.chunk.src == GB__SRC_HEAP) {
+        free(s.chunk.base);
+        GB__SUB(bytes_heap, s.chunk.size);
         return;
     }
-    gb__thread *t = c->thread;
-    if (s.size - c->guard_size == gb__round_up(GB_CORO_STACK_DEFAULT, gb__os.page_size)) {
-        gb__stack_pool *p = pool_of(t);
+    if (s.chunk.size - s.guard == gb__round_up(GB_CORO_STACK_DEFAULT, gb__os.page_size)) {
+        gb__stack_pool *p = pool_of(pool);
         if (p->n < POOL_MAX) {
-            (void)gb__fix_release(c->stack_lo, s.size - c->guard_size);
-            p->stacks[p->n++] = s;
+            (void)gb__fix_release(s.lo, s.chunk.size - s.guard);
+            p->stacks[p->n++] = s.chunk;
             GB__ADD(stacks_pooled, 1);
             return;
         }
     }
     /* The guard and the stack are two mappings, unmapped as one range. */
-    gb__map_unmap(s.base, s.size, 2, c->guard_size);
+    gb__map_unmap(s.chunk.base, s.chunk.size, 2, s.guard);
 }
 
-void gb__stack_pool_trim(gb__thread *t)
+void gb__stack_pool_trim(gb__stack_pool **pool)
 {
-    gb__stack_pool *p = t->pool;
+    gb__stack_pool *p = *pool;
     if (!p)
         return;
     while (p->n) {
@@ -133,5 +130,5 @@ void gb__stack_pool_trim(gb__thread *t)
     }
     GB__SUB(bytes_meta, sizeof *p);
     free(p);
-    t->pool = NULL;
+    *pool = NULL;
 }

@@ -8,11 +8,12 @@
  * the key's value points to it: on Darwin, thread-locals live in a block
  * that dyld frees in a key destructor of its own, older than ours, so a
  * destructor handed the TLS block's address would find it freed (and, as
- * libmalloc zeroes on free, empty: nothing would be given back). The
- * destructor points this thread's TLS at the state again before it works,
- * since what it calls finds the thread through gb__self. gb_sweep gives
- * back what a running thread keeps for speed; gb_safepoint does so every
- * GB_STRESS-th call, for tests.
+ * libmalloc zeroes on free, empty: nothing would be given back). So
+ * nothing the destructor calls may look the thread up through its TLS:
+ * every layer below the entry points is handed the state, or its slice of
+ * it, by its caller, and the destructor checks that none asked. gb_sweep
+ * gives back what a running thread keeps for speed; gb_safepoint does so
+ * every GB_STRESS-th call, for tests.
  */
 #include "chunk.h"
 #include "coro.h"
@@ -42,7 +43,7 @@ gb__thread *gb__thread_new(void)
     gb__list_init(&t->frozen);
     gb__list_init(&t->retired_pinned);
     gb__list_init(&t->retired_dirty);
-    gb__list_init(&t->davail);
+    gb__list_init(&t->mem.davail);
     pthread_once(&exit_key_once, exit_key_make);
     if (pthread_setspecific(exit_key, t) != 0)
         gb__die("pthread_setspecific failed: cannot give this thread's memory back at its exit");
@@ -64,30 +65,35 @@ static void leave_entered(gb__thread *t)
             s->depth, s->depth == 1 ? "" : "s", s->depth == 1 ? "it was" : "they were");
     fflush(stderr);
     while (s->top)
-        gb__region_pop(s);
+        gb__pin_leave(t, s);
 }
 
 static void at_exit(void *arg)
 {
     gb__thread *t = arg;
-    gb__tls = t;
+    /* What the TLS holds now is what Darwin's would: nothing to rely on.
+     * A call below that looked the thread up anyway would make a new
+     * state here (gb__self), which the check at the end names. */
+    gb__tls = NULL;
     /* Regions first: leaving them may put blocks in the cache and retry
      * what pinned them, which the rest then gives back. Whatever is still
      * retired is pinned by this thread's coroutines, which can never run
      * again (resuming one on another thread stops the process). */
     leave_entered(t);
     gb__pin_free_all(t);
-    gb__handle_trim(t);
-    gb__handle_at_exit(t);
-    gb__stack_pool_trim(t);
+    gb__handle_trim(&t->mem);
+    gb__handle_at_exit(&t->mem);
+    gb__stack_pool_trim(&t->pool);
     gb__map_cache_flush(&t->mem.cache);
     gb__index_trim(&t->mem.index, true);
     gb__overflow_release(t);
     if (t->made_coros)
         gb__coro_at_exit(t);
+    if (GB__UNLIKELY(gb__tls != NULL))
+        gb__die("internal error: the exit hook of a thread looked the thread up through its "
+                "TLS, which a C library may have freed by then");
     /* A destructor of another key that runs after this one and calls into
      * the runtime gets a new state, and this hook again for it. */
-    gb__tls = NULL;
     free(t);
 }
 
@@ -106,8 +112,8 @@ void gb_sweep(void)
     gb__thread *t = gb__self();
     GB__ADD(sweeps, 1);
     gb__pin_retry(t);
-    gb__stack_pool_trim(t);
-    gb__handle_trim(t); /* before the flush: its page may go to the cache */
+    gb__stack_pool_trim(&t->pool);
+    gb__handle_trim(&t->mem); /* before the flush: its page may go to the cache */
     gb__map_cache_flush(&t->mem.cache);
     gb__index_trim(&t->mem.index, false);
     gb__map_retry_unmaps();

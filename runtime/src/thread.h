@@ -40,19 +40,8 @@ struct gb__thread {
     size_t npinned;
     unsigned safepoints;
     void *asan_fake_main;
-    /* Pages of region descriptors with a free (or never used) slot, the
-     * one gb_enter takes from first at the head; dvacant heads this
-     * thread's directory entries whose page was given back (index + 1,
-     * 0 for none), reused before the shared pool (handle.c). dspare is
-     * an empty page kept for the next region, counted as a cached block
-     * (bytes_cached, mappings_cached; within the process's bound, outside
-     * cache.bytes)
-     * until gb_sweep or thread exit (gb__handle_trim). */
-    gb__list davail;
-    gb__dpage *dspare;
-    uint32_t dvacant;
     gb__stack_pool *pool;
-    gb__mem mem; /* the cache of its blocks, and its blocks and arenas by address */
+    gb__mem mem; /* its block cache, address index and descriptor pages (region.h) */
     gb__overflow overflow;
     bool made_coros; /* gb_coro_new ran on this thread */
 };

@@ -9,11 +9,11 @@
  */
 #include "fix.h"
 
-/* Every frozen coroutine of this thread is asked (how: fix/retry.c); the
- * first that points into r pins it. */
-gb_coro *gb__fix_pinner(gb_region *r)
+/* Every frozen coroutine of t is asked (how: fix/retry.c); the first that
+ * points into r pins it. */
+gb_coro *gb__fix_pinner(gb__thread *t, gb_region *r)
 {
-    GB__LIST_EACH(l, &gb__self()->frozen) {
+    GB__LIST_EACH(l, &t->frozen) {
         gb_coro *c = GB__LIST_ENTRY(l, gb_coro, flink);
         if (gb__fix_coro_points_into(c, r))
             return c;
