@@ -167,6 +167,26 @@ static size_t class_bytes(int k)
     return octave + (size_t)(k % 4) * (octave / 4);
 }
 
+/* Takes the newest block of class k out of cache, off bytes_cached and
+ * then out of the process's bound, and returns it. */
+static void *cache_unlink(gb__cache *cache, int k)
+{
+    size_t size = class_bytes(k);
+    void *p = cache->head[k];
+    /* Handed out or unmapped, its bytes are no longer a freed block's. */
+    gb__asan_unpoison(p, size);
+    cache->head[k] = *(void **)p;
+    cache->bytes -= size;
+    /* Off the counter before the reservation goes: the other way round,
+     * another thread could reserve the room and count its block while
+     * this one is still counted, and bytes_cached would read above the
+     * bound. */
+    gb__map_count_cached(size, false);
+    cache_step(GB__CACHE_STEP_UNCOUNTED, size);
+    gb__map_cache_unreserve(size);
+    return p;
+}
+
 /* Takes a cached block for a request of `size` bytes (a class size): of
  * its class, else the smallest of the next eight, up to four times the
  * size: a cached block is resident already, and a larger one costs
@@ -184,18 +204,8 @@ static bool cache_pop(gb__cache *cache, size_t size, bool fit, gb__chunk *out)
     while (!cache->head[j])
         if (++j > last || j >= GB__CACHE_CLASSES)
             return false;
-    void *p = cache->head[j];
     size = class_bytes(j);
-    gb__asan_unpoison(p, size);
-    cache->head[j] = *(void **)p;
-    cache->bytes -= size;
-    /* Off the counter before the reservation goes: the other way round,
-     * another thread could reserve the room and count its block while
-     * this one is still counted, and bytes_cached would read above the
-     * bound. */
-    gb__map_count_cached(size, false);
-    cache_step(GB__CACHE_STEP_UNCOUNTED, size);
-    gb__map_cache_unreserve(size);
+    void *p = cache_unlink(cache, j);
     GB__ADD(cache_hits, 1);
     *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = huge_size(size)};
     return true;
@@ -204,25 +214,15 @@ static bool cache_pop(gb__cache *cache, size_t size, bool fit, gb__chunk *out)
 /* Takes the newest block of class k out of cache and unmaps it. */
 static void cache_drop(gb__cache *cache, int k)
 {
-    size_t size = class_bytes(k);
-    void *p = cache->head[k];
-    /* Unmapped, its addresses may come back in another mapping. */
-    gb__asan_unpoison(p, size);
-    cache->head[k] = *(void **)p;
-    cache->bytes -= size;
-    /* Off the counter before the reservation goes, as in cache_pop. */
-    gb__map_count_cached(size, false);
-    cache_step(GB__CACHE_STEP_UNCOUNTED, size);
-    gb__map_cache_unreserve(size);
-    gb__map_unmap(p, size, 1, 0);
+    gb__map_unmap(cache_unlink(cache, k), class_bytes(k), 1, 0);
 }
 
 /* Reserves `size` bytes of the process's bound for cache's thread; when
- * it has no room and `evict` says so, the thread unmaps what cache holds, largest first, until it
- * has. False (nothing reserved) when there is no room to be had. The
- * reservation is tried again after every drop, the last block of the
- * cache included: the room that one makes is what the block waiting for
- * it needs. */
+ * it has no room and `evict` says so, the thread unmaps what cache holds,
+ * largest first, until it has. False (nothing reserved) when there is no
+ * room to be had. The reservation is tried again after every drop, the
+ * last block of the cache included: the room that one makes is what the
+ * block waiting for it needs. */
 static bool make_room(gb__cache *cache, size_t size, bool evict)
 {
     bool room = cache_reserve(size);
