@@ -14,6 +14,10 @@
  * be forgotten. Running out of memory is not misuse: the gb_try_ family
  * returns NULL for it, changing nothing, and the rest stop the process with
  * a message that names the request and the region.
+ *
+ * The runtime is built on the article "Freed, Not Returned: A Blowup in
+ * Mere's Runtime, mmap on macOS, and a Fixed Threshold on Linux" (README.md,
+ * "The article"); "the article" in giveback's comments means it.
  */
 #ifndef GIVEBACK_H
 #define GIVEBACK_H

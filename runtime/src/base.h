@@ -32,6 +32,13 @@
 #define GB__KIB ((size_t)1024)
 #define GB__MIB (GB__KIB * 1024)
 
+/* The lowest word the pin scans take for a pointer (pin.c, fix/retry.c).
+ * No OS maps the first page, so a word below it cannot point into a block;
+ * skipping such words (zeros, small integers, flags) keeps the scans and
+ * the stack summaries short. 4096 is the smallest page of any supported
+ * OS, not this machine's page size, so it holds on 16 KiB pages too. */
+#define GB__LOWEST_POINTER ((uintptr_t)4096)
+
 /* Prints "giveback: <message>" and aborts (error.c). */
 GB__NORETURN GB__PRINTF(1, 2) void gb__die(const char *fmt, ...);
 

@@ -87,7 +87,7 @@ GB__NO_ASAN __attribute__((noinline)) static bool live_words_hit(gb_coro *c, con
     gb__vg_make_defined(w, n * sizeof *w);
     GB__ADD(pin_words_scanned, n);
     for (size_t i = 0; i < n; i++)
-        if (w[i] >= 4096 && gb__region_contains(r, (const void *)w[i]))
+        if (w[i] >= GB__LOWEST_POINTER && gb__region_contains(r, (const void *)w[i]))
             return true;
     return false;
 }

@@ -52,7 +52,7 @@ GB__NO_ASAN static void build_summary(gb_coro *c)
      * keeps summaries short (zeros, small integers, flags). */
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (w[i] >= 4096)
+        if (w[i] >= GB__LOWEST_POINTER)
             c->summary[k++] = w[i];
     qsort(c->summary, k, sizeof *c->summary, cmp_word);
     size_t u = 0;
