@@ -17,6 +17,7 @@
  * regions (the cache): a fresh page costs a fault, which dominates the
  * cost of a small region that is entered and left over and over.
  */
+#include "check.h"
 #include "chunk.h"
 #include "fix/fix.h"
 #include "init.h"
@@ -207,6 +208,7 @@ static bool cache_pop(size_t size, bool fit, gb__chunk *out)
     size = class_bytes(j);
     gb__asan_unpoison(p, size);
     cache->head[j] = *(void **)p;
+    GB__ASSERT(cache->bytes >= size);
     cache->bytes -= size;
     /* Off the counter before the reservation goes: the other way round,
      * another thread could reserve the room and count its block while
@@ -285,6 +287,7 @@ static bool cache_push(gb__chunk c)
     gb__asan_poison(c.base, c.size);
     t->cache.head[k] = c.base;
     t->cache.bytes += c.size;
+    GB__ASSERT(t->cache.bytes <= gb__cfg.cache_bytes);
     gb__chunk_count_cached(c.size, true);
     return true;
 }

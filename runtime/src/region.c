@@ -12,6 +12,7 @@
  * exit, and to tell what another thread's handle is (handle.c).
  */
 #include "arena.h"
+#include "check.h"
 #include "coro.h"
 #include "handle.h"
 #include "init.h"
@@ -102,6 +103,7 @@ size_t gb_leave_to(gb_region *h)
 void gb__region_pop(gb__rstack *s)
 {
     gb_region *r = s->top;
+    GB__ASSERT(r && r->state == GB__LIVE && r->stack == s && s->depth > 0);
     /* Blocks a reset kept hold nothing, so nothing can point into them:
      * they go back now, whether the leave frees r or retires it (a
      * retired region keeps only what a suspended stack may still read). */
@@ -234,6 +236,7 @@ static gb__block *take_block(gb_region *r, size_t size, size_t least, bool solo,
                 else if ((b = install_block(r, c, solo)) == NULL)
                     refused = true; /* the address index could not grow: memory is short */
                 if (b) {
+                    GB__ASSERT(!r->limit || r->bytes + r->kept_bytes <= r->limit);
                     if (s < size)
                         GB__ADD(step_downs, 1);
                     return b;
@@ -328,6 +331,7 @@ static void *alloc_block(gb_region *r, size_t a, gb_oom_reason *why)
         r->next_size = next > cap ? cap : next;
     char *p = r->bump;
     r->bump += a;
+    GB__ASSERT(r->bump <= r->end);
     r->last = p;
     r->last_block = b;
     return p;
@@ -350,6 +354,7 @@ static inline void *bump(gb_region *r, size_t a)
     if (GB__LIKELY(a <= (size_t)(r->end - r->bump))) {
         char *p = r->bump;
         r->bump += a;
+        GB__ASSERT(r->bump <= r->end);
         r->last = p;
         r->last_block = r->cur_block;
         return p;
@@ -697,6 +702,7 @@ void gb__region_close_arenas(gb_region *r)
 
 void gb__region_free(gb_region *r)
 {
+    GB__ASSERT(!r->stack && !gb__list_linked(&r->rlink) && !gb__list_linked(&r->wlink));
     gb__region_close_arenas(r);
     put_blocks(r->blocks);
     gb__reset_trim(r, 0);

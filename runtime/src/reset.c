@@ -12,6 +12,7 @@
  * a descriptor of their own instead, exactly as a left region would be.
  */
 #include "arena.h"
+#include "check.h"
 #include "handle.h"
 #include "init.h"
 #include "pin.h"
@@ -29,6 +30,7 @@ gb__block *gb__reset_take(gb_region *r, size_t a, bool solo)
         if (size - GB__BLOCK_HDR < a)
             continue;
         *pp = b->next;
+        GB__ASSERT(r->nkept > 0 && r->kept_bytes >= size && !b->owner);
         r->nkept--;
         r->kept_bytes -= size;
         GB__SUB(bytes_kept, size);
