@@ -44,6 +44,13 @@ const char *__ubsan_default_options(void)
     return "print_stacktrace=1:halt_on_error=1:silence_unsigned_overflow=1";
 }
 
+/* The runtime's own checker of a thread's whole state (runtime/src/
+ * check.h), which only a runtime built with GB_CHECK has: the replay and
+ * the engines link one (fuzz/CMakeLists.txt). Weak, so that the harness
+ * also links with the runtimes that do not have it (the poison variants
+ * of the teeth tests, GB_FUZZ_CHECK=OFF), where it is NULL. */
+void gb__check_current(void) __attribute__((weak));
+
 /* ------------------------------------------------------------- the loop */
 
 enum {
@@ -158,6 +165,8 @@ FZ_NOINLINE void run(void)
         default: break;
         }
         check_after_op();
+        if (gb__check_current)
+            gb__check_current();
     }
     if (S.cur != MAIN)
         S.coro[S.cur].finish = true;

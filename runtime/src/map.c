@@ -20,6 +20,7 @@
  * which thread is running.
  */
 #include "map.h"
+#include "check.h"
 #include "fix/seam_mem.h"
 #include "init.h"
 #include "os/os.h"
@@ -176,6 +177,7 @@ static void *cache_unlink(gb__cache *cache, int k)
     /* Handed out or unmapped, its bytes are no longer a freed block's. */
     gb__asan_unpoison(p, size);
     cache->head[k] = *(void **)p;
+    GB__ASSERT(cache->bytes >= size);
     cache->bytes -= size;
     /* Off the counter before the reservation goes: the other way round,
      * another thread could reserve the room and count its block while
@@ -265,6 +267,7 @@ static bool cache_push(gb__cache *cache, gb__chunk c)
     gb__asan_poison(c.base, c.size);
     cache->head[k] = c.base;
     cache->bytes += c.size;
+    GB__ASSERT(cache->bytes <= gb__cfg.cache_bytes);
     gb__map_count_cached(c.size, true);
     return true;
 }

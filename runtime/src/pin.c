@@ -24,6 +24,7 @@
  * (fix/retry.c).
  */
 #include "arena.h"
+#include "check.h"
 #include "fix/seam_pin.h"
 #include "handle.h"
 #include "pin.h"
@@ -46,6 +47,7 @@ static void witness_set(gb__thread *t, gb_region *r, gb_coro *c)
 
 static void witness_drop(gb__thread *t, gb_region *r)
 {
+    GB__ASSERT(t->npinned > 0 && r->witness && gb__list_linked(&r->wlink));
     gb__list_remove(&r->wlink);
     gb__list_remove(&r->rlink);
     t->npinned--;
@@ -117,6 +119,7 @@ static size_t region_total(const gb_region *r)
 
 void gb__pin_retire(gb__thread *t, gb_region *r, gb_coro *witness)
 {
+    GB__ASSERT(!r->stack && !r->parent && !gb__list_linked(&r->rlink) && witness->thread == t);
     r->state = GB__RETIRED;
     witness_set(t, r, witness);
     GB__ADD(regions_retired, 1);

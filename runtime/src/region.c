@@ -13,6 +13,7 @@
  * here are in entry.c.
  */
 #include "arena.h"
+#include "check.h"
 #include "init.h"
 #include "oom.h"
 #include "region.h"
@@ -107,6 +108,7 @@ static gb__block *kept_take(gb_region *r, size_t a, bool solo)
         size_t size = b->chunk.size;
         if (size - GB__BLOCK_HDR < a)
             continue;
+        GB__ASSERT(r->nkept > 0 && r->kept_bytes >= size && !b->owner);
         *pp = b->next;
         r->nkept--;
         r->kept_bytes -= size;
@@ -184,6 +186,7 @@ static gb__block *take_block(gb_region *r, size_t size, size_t least, bool solo,
                 else if ((b = install_block(r, c, solo)) == NULL)
                     refused = true; /* the address index could not grow: memory is short */
                 if (b) {
+                    GB__ASSERT(!r->limit || r->bytes + r->kept_bytes <= r->limit);
                     if (s < size)
                         GB__ADD(step_downs, 1);
                     return b;
@@ -278,6 +281,7 @@ static void *alloc_block(gb_region *r, size_t a, gb_oom_reason *why)
         r->next_size = next > cap ? cap : next;
     char *p = r->bump;
     r->bump += a;
+    GB__ASSERT(r->bump <= r->end);
     r->last = p;
     r->last_block = b;
     return p;
@@ -300,6 +304,7 @@ static inline void *bump(gb_region *r, size_t a)
     if (GB__LIKELY(a <= (size_t)(r->end - r->bump))) {
         char *p = r->bump;
         r->bump += a;
+        GB__ASSERT(r->bump <= r->end);
         r->last = p;
         r->last_block = r->cur_block;
         return p;
@@ -450,6 +455,7 @@ void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, s
 gb_region *gb__region_pop(gb__rstack *s)
 {
     gb_region *r = s->top;
+    GB__ASSERT(r && r->state == GB__LIVE && r->stack == s && s->depth > 0);
     /* Blocks a reset kept hold nothing, so nothing can point into them:
      * they go back now, whether pin.c frees r or retires it (a retired
      * region keeps only what a suspended stack may still read). */
@@ -493,6 +499,7 @@ void gb__region_close_arenas(gb_region *r)
 
 void gb__region_free(gb_region *r)
 {
+    GB__ASSERT(!r->stack && !gb__list_linked(&r->rlink) && !gb__list_linked(&r->wlink));
     gb__region_close_arenas(r);
     put_blocks(r->home, r->blocks);
     kept_trim(r, 0);
