@@ -11,10 +11,12 @@
 
 #include "arena.h"
 #include "base.h"
+#include "check.h"
 #include "chunk.h"
 #include "coro.h"
 #include "fix/fix.h"
 #include "handle.h"
+#include "index.h"
 #include "init.h"
 #include "list.h"
 #include "map.h"
