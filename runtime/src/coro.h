@@ -33,6 +33,7 @@ struct gb_coro {
     gb_coro_fn fn;
     void *arg;
     gb_coro_status status;
+    uint32_t slot; /* its slot in the handle table */
     gb__rstack rstack;
     gb__thread *thread;
     gb_coro *caller;
@@ -40,14 +41,13 @@ struct gb_coro {
     uintptr_t *summary;
     size_t nsummary, summary_cap;
     bool summary_valid;
+    unsigned vg_id;
     gb__list witnessed;
     void *asan_fake;
     const void *caller_lo;
     size_t caller_size;
-    unsigned vg_id;
     void *tsan_fiber, *tsan_caller; /* under TSan: its fiber, its resumer's */
     uintptr_t handle; /* what gb_coro_new returned (coro.c) */
-    uint32_t slot;    /* its slot in the handle table */
 };
 
 /* At t's exit: its coroutines never freed are known as an exited
