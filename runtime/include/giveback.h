@@ -98,6 +98,26 @@ typedef enum gb_small { GB_SMALL_AUTO = 0, GB_SMALL_SLAB, GB_SMALL_MALLOC } gb_s
  *                 the usual defaults), else off. */
 typedef enum gb_huge { GB_HUGE_AUTO = 0, GB_HUGE_ON, GB_HUGE_OFF } gb_huge;
 
+/* Whether a region's fresh blocks are populated when it starts using
+ * them: one call to the OS (MADV_POPULATE_WRITE, Linux 5.14 and later)
+ * makes a freshly mapped chained block resident at once, where each of its
+ * pages would cost a fault at its first write. Only freshly mapped blocks:
+ * a block from the cache or a region's kept list is resident already, a
+ * block of one large allocation (gb_alloc past the chain's cap) is left
+ * to be faulted in as it is written, and the heap source's blocks are
+ * malloc's. Counted in gb_stats.bytes_populated. A populate the OS
+ * refuses, or an OS without the call (macOS, older kernels), leaves the
+ * block to be faulted in: never an error.
+ *   GB_POPULATE_ON:   every fresh chained block, where the OS can.
+ *   GB_POPULATE_OFF:  none; pages are faulted in as they are written.
+ *   GB_POPULATE_AUTO: GB_POPULATE (on|off|auto) decides; auto means the
+ *                     blocks in 4 KiB pages (below a huge page, or all of
+ *                     them with huge pages off), where populating costs
+ *                     less than the faults it saves (churn_bench's
+ *                     physics); a huge page's single fault is already
+ *                     that cheap. */
+typedef enum gb_populate { GB_POPULATE_AUTO = 0, GB_POPULATE_ON, GB_POPULATE_OFF } gb_populate;
+
 typedef struct gb_options {
     gb_blocks blocks;
     gb_growth growth;
@@ -129,6 +149,8 @@ typedef struct gb_options {
      * environment variable GB_STRESS=N is set. */
     unsigned stress;
     gb_huge huge;
+    /* Fields from 0.2 on are appended below (giveback.h, "The ABI"). */
+    gb_populate populate;
 } gb_options;
 
 /* 8 MiB: a region chains blocks of about twice what it allocates, so a
@@ -152,7 +174,7 @@ GB_API void gb_options_init_sized(gb_options *o, size_t size);
  * with both values, who set them first (the gb_init of which program or
  * library, or the first use) and who asks now: options that silently did
  * nothing would hide bugs. A malformed GB_BLOCKS, GB_GROW, GB_SMALL,
- * GB_CACHE, GB_HUGE or GB_STRESS stops it too. Thread-safe. */
+ * GB_CACHE, GB_HUGE, GB_POPULATE or GB_STRESS stops it too. Thread-safe. */
 GB_API void gb_init_sized(const gb_options *o, size_t size);
 #define gb_init(o) gb_init_sized((o), sizeof(gb_options))
 
@@ -167,6 +189,10 @@ GB_API const char *gb_growth_name(void);
 /* The huge page size mapped blocks are advised for, in bytes; 0 when huge
  * pages are off (gb_huge). */
 GB_API size_t gb_huge_page(void);
+
+/* Which fresh blocks are populated (gb_populate): "all", "4k" (those in
+ * 4 KiB pages), or "off" (the setting, or an OS without the call). */
+GB_API const char *gb_populate_name(void);
 
 /* --------------------------------------------------------------- regions */
 
@@ -598,6 +624,9 @@ typedef struct gb_stats {
     uint64_t step_downs;        /* blocks taken smaller than the chain wanted,
                                    because the larger one could not be had or
                                    would pass the region's limit */
+    /* populating fresh blocks, since init */
+    uint64_t bytes_populated;   /* bytes of freshly mapped blocks the OS made
+                                   resident in one call (see gb_populate) */
 } gb_stats;
 
 /* Every field of gb_stats once, in order, as X(kind, type, name), so that a
@@ -647,7 +676,8 @@ typedef struct gb_stats {
     X(GB_STAT_SINCE, uint64_t, resets)                                       \
     X(GB_STAT_NOW, size_t, bytes_huge)                                       \
     X(GB_STAT_SINCE, uint64_t, refusals)                                     \
-    X(GB_STAT_SINCE, uint64_t, step_downs)
+    X(GB_STAT_SINCE, uint64_t, step_downs)                                   \
+    X(GB_STAT_SINCE, uint64_t, bytes_populated)
 
 GB_API void gb_stats_get_sized(gb_stats *out, size_t size);
 #define gb_stats_get(out) gb_stats_get_sized((out), sizeof(gb_stats))

@@ -1,7 +1,7 @@
 /* init.h -- the settings the runtime runs with, settled once (init.c).
  *
  * Options come from gb_init, else from the environment (GB_BLOCKS,
- * GB_GROW, GB_SMALL, GB_CACHE, GB_HUGE), else from defaults
+ * GB_GROW, GB_SMALL, GB_CACHE, GB_HUGE, GB_POPULATE), else from defaults
  * measured for this OS. Every entry point calls gb__ensure_init first, so
  * a program that never calls gb_init gets the defaults on first use.
  */
@@ -27,6 +27,8 @@ typedef struct gb__config {
     size_t first_block;
     size_t block_cap;
     size_t huge;          /* huge page size chunks from it up are advised for; 0 off */
+    bool populate_4k;     /* populate fresh chained blocks in 4 KiB pages (gb_populate) */
+    bool populate_huge;   /* populate fresh chained blocks advised for huge pages */
     unsigned stress;
     bool small_slabs;     /* chunks under map_min from slabs (map source) */
     size_t cache_bytes;   /* the process's block cache bound; 0 when off */

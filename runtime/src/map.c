@@ -316,12 +316,25 @@ gb__map_result gb__map_take(gb__cache *cache, size_t size, bool fit, gb__chunk *
             return GB__MAP_FAILED;
         }
         GB__ADD(bytes_mapped, size);
-        c = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = huge};
+        c = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = huge, .fresh = true};
     }
     if (c.huge)
         GB__ADD(bytes_huge, c.size);
     *out = c;
     return GB__MAP_TAKEN;
+}
+
+void gb__map_populate(gb__chunk *c)
+{
+    if (!c->fresh)
+        return;
+    c->fresh = false;
+    if (!(c->huge ? gb__cfg.populate_huge : gb__cfg.populate_4k) || !gb__os.populate)
+        return;
+    /* A refusal (memory short just now, a kernel that knows the advice but
+     * not for this mapping) costs nothing: the pages fault in as before. */
+    if (gb__os.populate(c->base, c->size) == 0)
+        GB__ADD(bytes_populated, c->size);
 }
 
 void gb__map_give(gb__cache *cache, gb__chunk c)

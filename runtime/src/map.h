@@ -28,6 +28,8 @@ typedef enum gb__src {
  *   - huge: a MAP chunk advised for transparent huge pages, which starts
  *     on a huge page boundary (gb__cfg.huge), counted in bytes_huge from
  *     the moment it is taken until it is given back;
+ *   - fresh: a MAP chunk mapped just now, by gb__map_take, not handed
+ *     out from the cache: its pages are not resident yet (gb__map_populate);
  *   - a MAP chunk counts once in gb__stat.mappings and size in bytes_mapped
  *     over the same span; a HEAP chunk counts size in bytes_heap; a SMALL
  *     chunk counts size in bytes_small, and owner is its slab (whose
@@ -37,6 +39,7 @@ typedef struct gb__chunk {
     size_t size;
     gb__src src;
     bool huge;
+    bool fresh;
     gb__slab *owner;
 } gb__chunk;
 
@@ -72,6 +75,13 @@ typedef enum gb__map_result {
  * fresh mapping, aligned and advised for huge pages from gb__cfg.huge up.
  * Counted in bytes_mapped, mappings and bytes_huge. */
 gb__map_result gb__map_take(gb__cache *cache, size_t size, bool fit, gb__chunk *out, int *map_errno);
+
+/* Makes a fresh MAP chunk resident in one call to the OS where
+ * gb__cfg says so for its kind of pages (populate_4k, populate_huge) and
+ * the OS has the call, counted in bytes_populated; anything else (not
+ * fresh, not wanted, no such call, the call failed) leaves its pages to
+ * be faulted in. Clears c->fresh either way: a chunk is populated once. */
+void gb__map_populate(gb__chunk *c);
 
 /* Gives a MAP chunk back: into cache while the process's bound has room
  * (fix/cache_bound.c), else to the OS (gb__map_unmap). */

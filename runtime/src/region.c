@@ -15,6 +15,7 @@
 #include "arena.h"
 #include "check.h"
 #include "init.h"
+#include "map.h"
 #include "oom.h"
 #include "region.h"
 #include "sanitizers.h"
@@ -115,6 +116,8 @@ static gb__block *kept_take(gb_region *r, size_t a, bool solo)
         GB__SUB(bytes_kept, size);
         gb__asan_unpoison((char *)b + GB__BLOCK_HDR, size - GB__BLOCK_HDR);
         b->solo = solo;
+        /* Written before, so resident: never populated again. */
+        b->chunk.fresh = false;
         gb__block_set_owner(r->home, b, r);
         r->nblocks++;
         r->bytes += size;
@@ -268,6 +271,11 @@ static void *alloc_block(gb_region *r, size_t a, gb_oom_reason *why)
         b = take_block(r, size, a + GB__BLOCK_HDR, false, why);
     if (!b)
         return NULL;
+    /* The region writes this block from its start to its end: a fresh one
+     * is made resident now in one call where the configuration says it
+     * pays (gb_populate), instead of a fault per page. A block of one
+     * large allocation above is not: the caller may write little of it. */
+    gb__map_populate(&b->chunk);
     b->next = r->blocks;
     r->blocks = b;
     r->cur_block = b;

@@ -43,6 +43,24 @@ static int linux_advise_huge(void *p, size_t n)
 #endif
 }
 
+/* Linux 5.14's advice, where the C library's headers predate it. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static int linux_populate(void *p, size_t n)
+{
+    return madvise(p, n, MADV_POPULATE_WRITE);
+}
+
+/* Whether the kernel knows MADV_POPULATE_WRITE: it checks the advice
+ * before the range, so an empty range at 0 answers without touching
+ * anything (EINVAL before 5.14). */
+static bool linux_has_populate(void)
+{
+    return madvise(NULL, 0, MADV_POPULATE_WRITE) == 0;
+}
+
 static void *linux_remap(void *p, size_t old_n, size_t new_n)
 {
     void *q = mremap(p, old_n, new_n, MREMAP_MAYMOVE);
@@ -107,6 +125,7 @@ void gb__os_init(void)
         .release = linux_release,
         .reuse = NULL, /* a page emptied with MADV_DONTNEED counts again at its next fault */
         .advise_huge = huge ? linux_advise_huge : NULL,
+        .populate = linux_has_populate() ? linux_populate : NULL,
         .protect_none = gb__unix_protect_none,
         .remap = linux_remap,
         .resident = gb__proc_resident,

@@ -58,6 +58,7 @@ void gb__os_init(void)
          * superpages are a mmap flag of VM_FLAGS_SUPERPAGE_SIZE_2MB on
          * x86-64 only, wired and never paged): nothing to do. */
         .advise_huge = NULL,
+        .populate = NULL, /* macOS has no call that populates a range */
         .huge_page = 0,
         .huge_mode = "none",
         .resident = macos_resident,

@@ -57,6 +57,14 @@ typedef struct gb__os_table {
      * nothing to ask (macOS, or Linux with THP off). Returns 0 or -1. */
     int (*advise_huge)(void *p, size_t n);
 
+    /* Makes [p, p+n) resident and writable now, one call for the whole
+     * range, where each page would otherwise cost a fault at its first
+     * write (MADV_POPULATE_WRITE, Linux 5.14 and later). The contents are
+     * unchanged (a fresh mapping stays zero). NULL where the OS has no
+     * such call (macOS, older kernels: probed once at init). Returns 0 or
+     * -1; a failure leaves the range as it was, to be faulted in. */
+    int (*populate)(void *p, size_t n);
+
     /* Makes [p, p+n) inaccessible (a guard). Returns 0 or -1. */
     int (*protect_none)(void *p, size_t n);
 

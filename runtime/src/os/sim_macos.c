@@ -259,6 +259,7 @@ void gb__os_init(void)
         .protect_none = sim_protect_none,
         .remap = NULL,
         .advise_huge = NULL,
+        .populate = NULL, /* macOS has no call that populates a range */
         .huge_page = 0,
         .huge_mode = "none",
         .resident = sim_resident,
