@@ -29,7 +29,8 @@ typedef enum gb__src {
  *     on a huge page boundary (gb__cfg.huge), counted in bytes_huge from
  *     the moment it is taken until it is given back;
  *   - a MAP chunk counts once in gb__stat.mappings and size in bytes_mapped
- *     over the same span; a HEAP chunk counts size in bytes_heap; a SMALL
+ *     over the same span, cached or not (gb_stats_get takes the cached
+ *     ones out); a HEAP chunk counts size in bytes_heap; a SMALL
  *     chunk counts size in bytes_small, and owner is its slab (whose
  *     mapping is counted once). */
 typedef struct gb__chunk {
