@@ -101,7 +101,7 @@ bench_charts() {
         plot bars.gp "$bench_out/small-objects" "data='$tmp/small.dat'" ncols=2 \
             "names='pass 1 (fresh process)|pass 2 (same process)'" \
             "title='Small objects: peer time / region time (above 1: the region is faster)'" \
-            "ylabel='x region (map source)'" logy=0 "lines='1:parity|5:target against glibc: 5x'"
+            "ylabel='x region (map source)'" logy=0 "lines='1:parity: the target against glibc (pass 1) and mimalloc (pass 2)'"
     fi
 
     for p in region-map region-heap glibc jemalloc mimalloc talloc apr obstack; do
