@@ -392,6 +392,38 @@ GB_TEST(cached_blocks_count_against_the_budget)
     CHECK(s.mappings_cached <= s.map_budget);
 }
 
+/* The cache hands a block out only for a request its size class holds:
+ * a block of 1.5 MiB (a solo block, its class between 1.25 and 1.75 MiB)
+ * given back serves a request of 1.4 MiB, and not one of 1.7 MiB, which a
+ * block of its size cannot hold. */
+GB_TEST(a_cached_block_serves_only_requests_its_class_holds)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.huge = GB_HUGE_OFF;
+    gb_init(&o);
+    const size_t small = 1400 * 1024, mid = 1450 * 1024, large = 1700 * 1024;
+    gb_region *r = gb_enter();
+    memset(gb_alloc(mid), 1, mid);
+    gb_leave(r);
+    gb_stats s = gbt_stats();
+    CHECK(s.bytes_cached >= 1536 * 1024);
+    uint64_t hits = s.cache_hits;
+    r = gb_enter();
+    char *p = gb_alloc(large);
+    memset(p, 2, large);
+    CHECK(p[large - 1] == 2);
+    CHECK_EQ(gbt_stats().cache_hits, hits);
+    gb_leave(r);
+    hits = gbt_stats().cache_hits;
+    r = gb_enter();
+    p = gb_alloc(small);
+    memset(p, 3, small);
+    CHECK(gbt_stats().cache_hits > hits);
+    gb_leave(r);
+}
+
 GB_TEST(the_cache_can_be_turned_off_by_environment)
 {
     setenv("GB_CACHE", "off", 1);

@@ -158,11 +158,13 @@ static int cache_class(size_t size)
 {
     if (size < gb__cfg.map_min)
         return -1;
+    /* The step is a quarter of a power of two (size >= map_min, so top >=
+     * 2): a mask and a shift, not a division, on every push and pop. */
     unsigned top = log2_floor(size);
     size_t octave = (size_t)1 << top, step = octave / 4;
-    if ((size - octave) % step)
+    if ((size - octave) & (step - 1))
         return -1;
-    size_t k = (size_t)(top - log2_floor(gb__cfg.map_min)) * 4 + (size - octave) / step;
+    size_t k = (size_t)(top - log2_floor(gb__cfg.map_min)) * 4 + ((size - octave) >> (top - 2));
     return k < GB__CACHE_CLASSES ? (int)k : -1;
 }
 
