@@ -223,6 +223,7 @@ END {
         (spm && spb ? "; rounds spread up to " num(spm) "× (map), " num(spb) "× (malloc-back-lib)" : "") " (table below)" : "not measured"
     row("churn by region size, 64 KB–64 MB: map against `malloc-back-lib`", line, \
         "at or below at every size, resident after leave ≤ " (bound >= 0 ? sprintf("%g", bound) " MiB (the cache bound)" (slack ? " and " sprintf("%g", slack * 1024) " KiB of the child\047s own" : "") : "the cache bound"), \
+        has("curve_rounds") && val["curve_rounds"] < 5 ? "not judged: medians of " val["curve_rounds"] " rounds, the target asks for at least 5" : \
         verdict(measured == nk, met == nk, met " of " nk))
     a = "curve_map_8192k_us_per_mib"; n = "curve_ratio_map_vs_floor-huge_8192k"
     row("8 MiB regions against the huge-page floor", "map " fig(a, " µs/MiB") ", floor " fig("physics_floor_huge_us_per_mib", " µs/MiB"), \
