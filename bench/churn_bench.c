@@ -14,8 +14,10 @@
  *     build (glibc's dynamic threshold: malloc as users have it, reusing
  *     what it kept), each the median of a few rounds, with the resident
  *     size read from outside right after the last leave;
- *   - the cost against region size, 64 KB ... 64 MB, with the resident
- *     size after each size's last leave, and per region the blocks the
+ *   - the cost against region size, 64 KB ... 64 MB, the median of five
+ *     rounds with each source's spread over them (slowest round over
+ *     fastest), with the resident size after each size's last leave, and
+ *     per region the blocks the
  *     runtime's cache handed out (gb_stats: cache_hits) and the minor page
  *     faults (getrusage): a size whose regions fault as often as they have
  *     pages is one the cache does not serve;
@@ -28,7 +30,7 @@
  * (a poison is a different link of the runtime); each variant runs in a
  * child of its own, stopped at checkpoints so the parent can read it.
  *
- * Usage: churn_bench [--iterations N] [--rounds R] [--point-mib M]
+ * Usage: churn_bench [--iterations N] [--segments S] [--rounds R] [--point-mib M] [--peer-mib P]
  *        <exe> --child churn|curve <map|heap|default> <N|M>  (run by the driver)
  * A benchmark, not a test: nothing here fails on a number.
  */
@@ -49,7 +51,7 @@
 #define KIB ((size_t)1024)
 #define MIB (KIB * 1024)
 
-enum { ROUNDS_MAX = 9, SEGMENTS_MAX = 20, CURVE_POINTS = 11 };
+enum { ROUNDS_MAX = 15, SEGMENTS_MAX = 20, CURVE_POINTS = 11 };
 
 /* ------------------------------------------------------------ the work */
 
@@ -331,6 +333,7 @@ typedef struct variant {
     const char *exe;    /* sibling executable, or NULL: a fork of this one */
     const char *source; /* map, heap, or default */
     bool present;
+    bool judged; /* in the per-size verdict: the map source and malloc-back-lib */
     int segs, runs;
     double seconds[SEGMENTS_MAX];
     double curve[CURVE_POINTS][ROUNDS_MAX];
@@ -340,12 +343,13 @@ typedef struct variant {
 } variant;
 
 static variant variants[] = {
-    {.name = "map", .what = "map source (own mappings), program build", .source = "map", .present = true},
+    {.name = "map", .what = "map source (own mappings), program build", .source = "map", .present = true,
+     .judged = true},
     {.name = "heap", .what = "heap source (malloc, threshold fixed)", .source = "heap", .present = true},
     {.name = "malloc-back", .what = "poison malloc-back, program build", .exe = "churn_malloc_back",
      .source = "default"},
     {.name = "malloc-back-lib", .what = "poison malloc-back, library build", .exe = "churn_malloc_back_library",
-     .source = "default"},
+     .source = "default", .judged = true},
 };
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };
 
@@ -414,6 +418,39 @@ static double cache_bound_mib(void)
     return -1;
 }
 
+static double extreme(const double *v, int n, bool high)
+{
+    double x = v[0];
+    for (int i = 1; i < n; i++)
+        x = high ? (v[i] > x ? v[i] : x) : (v[i] < x ? v[i] : x);
+    return x;
+}
+
+/* How far a size's figure moved between rounds: the slowest round over
+ * the fastest (1.00 when they agree). A verdict whose ratio is closer to
+ * 1 than this is one a rerun may turn. */
+static double spread(const double *v, int n)
+{
+    double lo = extreme(v, n, false);
+    return lo > 0 ? extreme(v, n, true) / lo : 0;
+}
+
+/* Each round's ratio of a over b at size p (rounds run a and b in turn,
+ * so a slow spell of the machine falls on both): the lowest and highest
+ * in *lo and *hi; false when either has no rounds. */
+static bool round_ratios(const variant *a, const variant *b, int p, double *lo, double *hi)
+{
+    int n = a->runs < b->runs ? a->runs : b->runs;
+    double r[ROUNDS_MAX] = {0};
+    if (n == 0)
+        return false;
+    for (int k = 0; k < n; k++)
+        r[k] = b->curve[p][k] > 0 ? a->curve[p][k] / b->curve[p][k] : 0;
+    *lo = extreme(r, n, false);
+    *hi = extreme(r, n, true);
+    return true;
+}
+
 static const char *size_name(size_t s, char *buf, size_t n)
 {
     if (s >= MIB)
@@ -425,8 +462,16 @@ static const char *size_name(size_t s, char *buf, size_t n)
 
 int main(int argc, char **argv)
 {
-    long iterations = 10000, point_mib = 256;
-    int rounds = 2, segments = 4;
+    /* The per-size verdict compares the map source with malloc-back-lib:
+     * both are cheap per MiB (tens of us below 4 MB), so they get 1 GiB of
+     * regions per size, enough that a small size is timed over tens of
+     * milliseconds, not a few, and five rounds for a median and a spread.
+     * The heap source and the program build of malloc-back fault every
+     * page (about 4 ms per MiB at every size): printed beside them, they
+     * get 64 MiB per size, which keeps the whole benchmark within its few
+     * minutes. */
+    long iterations = 10000, point_mib = 1024, peer_mib = -1;
+    int rounds = 5, segments = 4;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
             iterations = atol(argv[++i]);
@@ -436,19 +481,24 @@ int main(int argc, char **argv)
             rounds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--point-mib") == 0 && i + 1 < argc)
             point_mib = atol(argv[++i]);
+        else if (strcmp(argv[i], "--peer-mib") == 0 && i + 1 < argc)
+            peer_mib = atol(argv[++i]);
         else if (strcmp(argv[i], "--child") == 0 && i + 4 < argc) {
             job j = {argv[i + 1], argv[i + 2], atol(argv[i + 3]), atoi(argv[i + 4])};
             child_job(&j);
             return 0;
         } else {
-            fprintf(stderr, "usage: %s [--iterations N] [--segments S] [--rounds R] [--point-mib M]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--iterations N] [--segments S] [--rounds R] [--point-mib M] [--peer-mib P]\n",
+                    argv[0]);
             return 2;
         }
     }
+    if (peer_mib < 0)
+        peer_mib = point_mib < 64 ? point_mib : 64;
     if (rounds < 1 || rounds > ROUNDS_MAX || segments < 1 || segments > SEGMENTS_MAX || iterations < segments ||
-        point_mib < 1) {
-        fprintf(stderr, "churn_bench: rounds 1..%d, segments 1..%d, iterations at least segments, point-mib at "
-                        "least 1\n", ROUNDS_MAX, SEGMENTS_MAX);
+        point_mib < 1 || peer_mib < 1) {
+        fprintf(stderr, "churn_bench: rounds 1..%d, segments 1..%d, iterations at least segments, point-mib and "
+                        "peer-mib at least 1\n", ROUNDS_MAX, SEGMENTS_MAX);
         return 2;
     }
     for (int i = 0; i < NVARIANTS; i++)
@@ -492,7 +542,7 @@ int main(int argc, char **argv)
             if (!v->present)
                 continue;
             gbgate_child d;
-            if (run_variant(v, "curve", point_mib, 0, &d) != 0) {
+            if (run_variant(v, "curve", v->judged ? point_mib : peer_mib, 0, &d) != 0) {
                 fprintf(stderr, "churn_bench: variant %s failed\n", v->name);
                 v->present = false;
                 continue;
@@ -575,9 +625,10 @@ int main(int argc, char **argv)
     if (map_s)
         printf("target: resident right after leave under 64 MiB: map %.1f MiB (%s)\n", map->after_mib,
                map->after_mib < 64 ? "met" : "missed");
-    printf("\ncost against region size (us per MiB allocated and written, %ld MiB of regions per size, median of\n"
-           "%d rounds) and the resident size right after each size's last leave (MiB above baseline, largest)\n",
-           point_mib, rounds);
+    printf("\ncost against region size (us per MiB allocated and written, median of %d rounds; %ld MiB of regions\n"
+           "per size for map and malloc-back-lib, %ld MiB for heap and malloc-back, which fault every page) and the\n"
+           "resident size right after each size's last leave (MiB above baseline, largest)\n",
+           rounds, point_mib, peer_mib);
     printf("  %-7s", "region");
     for (int i = 0; i < NVARIANTS; i++)
         if (variants[i].runs)
@@ -601,6 +652,26 @@ int main(int argc, char **argv)
             if (variants[i].runs)
                 printf(" %7.1f", variants[i].curve_after_mib[p]);
         printf("\n");
+    }
+    /* The spread: a median of five rounds is a verdict only where the
+     * rounds agree more closely than the ratio is from 1. */
+    printf("\nthe spread over the %d rounds: each source's slowest round over its fastest per size, and the\n"
+           "lowest and highest of the rounds' map / malloc-back-lib (each round runs them in turn)\n", rounds);
+    printf("  %-7s", "region");
+    for (int i = 0; i < NVARIANTS; i++)
+        if (variants[i].runs)
+            printf(" %15s", variants[i].name);
+    printf(" %15s\n", "map/m-b-l range");
+    for (int p = 0; p < CURVE_POINTS; p++) {
+        char sz[24], cell[40] = "-";
+        double lo, hi;
+        printf("  %-7s", size_name(curve_sizes[p], sz, sizeof sz));
+        for (int i = 0; i < NVARIANTS; i++)
+            if (variants[i].runs)
+                printf(" %14.2fx", spread(variants[i].curve[p], variants[i].runs));
+        if (round_ratios(map, mbl, p, &lo, &hi))
+            snprintf(cell, sizeof cell, "%.2f-%.2f", lo, hi);
+        printf(" %15s\n", cell);
     }
     /* The issue's churn target per size: the map source at or below the
      * library build of malloc-back (glibc reusing what it kept) at every
@@ -667,6 +738,7 @@ int main(int argc, char **argv)
     printf("\n");
     bench_line("curve_mib_per_size", (double)point_mib, "MiB");
     bench_line("curve_rounds", rounds, "rounds");
+    bench_line("curve_peer_mib_per_size", (double)peer_mib, "MiB");
     if (bound >= 0) {
         bench_line("churn_cache_bound_mib", bound, "MiB");
         bench_line("churn_resident_slack_mib", slack, "MiB");
@@ -681,6 +753,8 @@ int main(int argc, char **argv)
             double c = med(v->curve[p], v->runs);
             snprintf(name, sizeof name, "curve_%s_%zuk_us_per_mib", v->name, kib);
             bench_line(name, c, "us");
+            snprintf(name, sizeof name, "curve_%s_%zuk_spread", v->name, kib);
+            bench_line(name, spread(v->curve[p], v->runs), "ratio");
             snprintf(name, sizeof name, "curve_%s_%zuk_resident_mib", v->name, kib);
             bench_line(name, v->curve_after_mib[p], "MiB");
             snprintf(name, sizeof name, "curve_%s_%zuk_cache_hits_per_region", v->name, kib);
@@ -694,6 +768,13 @@ int main(int argc, char **argv)
             if (v != mbl && mbl->runs) {
                 snprintf(name, sizeof name, "curve_ratio_%s_vs_malloc-back-lib_%zuk", v->name, kib);
                 bench_line(name, c / med(mbl->curve[p], mbl->runs), "ratio");
+                double lo, hi;
+                if (v == map && round_ratios(map, mbl, p, &lo, &hi)) {
+                    snprintf(name, sizeof name, "curve_ratio_%s_vs_malloc-back-lib_%zuk_min", v->name, kib);
+                    bench_line(name, lo, "ratio");
+                    snprintf(name, sizeof name, "curve_ratio_%s_vs_malloc-back-lib_%zuk_max", v->name, kib);
+                    bench_line(name, hi, "ratio");
+                }
             }
             if (floor_huge > 0) {
                 snprintf(name, sizeof name, "curve_ratio_%s_vs_floor-huge_%zuk", v->name, kib);

@@ -90,6 +90,12 @@ function verdict(need, ok, shown) {
     if (!need) return "not measured"
     return (ok ? "met" : "missed") " (" shown ")"
 }
+# A target on one ratio: "met (0.97×)" or "missed (1.31×)", "not measured"
+# when the run lacks it. le is 1 for "at most", 0 for "at least".
+function target(n, le, bound) {
+    if (!has(n)) return "not measured"
+    return verdict(1, le ? val[n] <= bound : val[n] >= bound, times(n))
+}
 function size(kib) { return kib >= 1024 ? (kib / 1024) " MB" : kib " KB" }
 function row(a, b, c, d) { printf "| %s | %s | %s | %s |\n", a, b, c, d }
 
@@ -118,27 +124,47 @@ END {
         "4 KiB pages " f4 "; 2 MiB-aligned with `MADV_HUGEPAGE` " fh " (" fig("physics_floor_huge_us_per_mib", " µs/MiB") \
         ": the huge-page floor); written when already resident " fr " (" fig("physics_floor_resident_us_per_mib", " µs/MiB") \
         ": the resident floor)", "—", "—")
+    # The floors of fresh memory: what it costs to have 8 MiB resident and
+    # written, per MiB, by each way the kernel offers; the cheapest fresh one
+    # is what small objects are judged against.
+    nf = split("physics_touch_4k_us_per_mib physics_touch_huge_us_per_mib physics_populate_write_4k_us_per_mib physics_populate_write_huge_us_per_mib physics_map_populate_us_per_mib physics_memset_resident_us_per_mib physics_floor_fresh_us_per_mib", fl, " ")
+    split("touched, 4 KiB pages|touched, huge pages|`MADV_POPULATE_WRITE`, 4 KiB pages|`MADV_POPULATE_WRITE`, huge pages|`MAP_POPULATE`|memset of resident memory (the zeroing floor)|the cheapest fresh", fs, "|")
+    line = ""; any = 0
+    for (i = 1; i <= nf; i++) {
+        line = line (i > 1 ? "; " : "") fs[i] " " fig(fl[i], " µs/MiB")
+        any += has(fl[i])
+    }
+    row("floors per MiB of fresh memory made resident and written (no runtime)", any ? line : "not measured", "—", "—")
 
     # Coroutines.
-    n = "coro_vs_swapcontext_ratio"
-    row("resume+yield round trip", fig("coro_roundtrip_ns", " ns") "; `swapcontext` " fig("swapcontext_roundtrip_ns", " ns") \
-        "; Boost.Context `fcontext` " fig("fcontext_roundtrip_ns", " ns"), "< 0.05 of swapcontext", \
-        verdict(has(n), v(n) < 0.05, num(v(n))))
+    rt = fig("coro_roundtrip_ns", " ns") "; Boost.Context `fcontext` " fig("fcontext_roundtrip_ns", " ns") \
+        "; `swapcontext` " fig("swapcontext_roundtrip_ns", " ns")
+    row("resume+yield round trip against `fcontext`", rt, "≤ 1.2× fcontext", target("coro_vs_fcontext_ratio", 1, 1.2))
+    row("resume+yield round trip against `swapcontext`", rt, "≤ 0.03 of swapcontext", \
+        target("coro_vs_swapcontext_ratio", 1, 0.03))
+    row("resume+yield, what it is made of", "bare switch " fig("switch_bare_roundtrip_ns", " ns") \
+        "; + handle check " fig("switch_handle_roundtrip_ns", " ns") "; + freeze/thaw " fig("switch_freeze_roundtrip_ns", " ns") \
+        "; + region stack " fig("switch_rstack_roundtrip_ns", " ns") "; the whole " fig("coro_roundtrip_ns", " ns"), "—", "—")
     row("create, run, free a coroutine", fig("coro_create_free_ns", " ns") "; " times("coro_create_vs_ucontext_ratio") \
         " the time of ucontext with a malloc\047d stack", "—", "—")
 
     # Small objects: each "x" figure is the time of a peer over the time of the region.
     objs = has("small_objects_count") ? count(val["small_objects_count"]) " objects" : "objects"
-    n = "small_x_glibc_pass1"
-    row("small objects, " objs " of 16–256 B, fresh process (pass 1)", \
-        "region " fig("small_region-map_pass1_ns", " ns") " per object, glibc malloc+free " fig("small_glibc_pass1_ns", " ns"), \
-        "region ≥ 5× glibc", verdict(has(n), v(n) >= 5, times(n)))
+    pass1 = "region " fig("small_region-map_pass1_ns", " ns") " per object, glibc malloc+free " fig("small_glibc_pass1_ns", " ns")
+    row("small objects, " objs " of 16–256 B, fresh process (pass 1): against glibc (glibc time / region time)", \
+        pass1, "≥ 1.0× glibc", target("small_x_glibc_pass1", 0, 1.0))
+    row("small objects, fresh process (pass 1): against the fresh-memory floor for the same bytes", \
+        "region " fig("small_region-map_pass1_ns", " ns") " per object, floor " fig("small_floor_pass1_ns", " ns"), \
+        "≤ 1.2× the floor", target("small_region_vs_floor_pass1_ratio", 1, 1.2))
     a = "small_region-4k_pass1_ns"; b = "small_glibc_pass1_ns"
     row("small objects, fresh process, the region in 4 KiB pages (`GB_HUGE=off`)", \
         "region " fig(a, " ns") " per object: " (has(a) && has(b) && val[a] > 0 ? num(val[b] / val[a]) "×" : "not measured") " glibc", "—", "—")
     row("small objects, the same process again (pass 2)", \
         "region " fig("small_region-map_pass2_ns", " ns") ", glibc " fig("small_glibc_pass2_ns", " ns") ": " \
         times("small_x_glibc_pass2") " glibc", "—", "—")
+    row("small objects on reuse (pass 2) against mimalloc (mimalloc time / region time)", \
+        "region " fig("small_region-map_pass2_ns", " ns") ", mimalloc " fig("small_mimalloc_pass2_ns", " ns"), \
+        "at or ahead (≥ 1.0×)", target("small_x_mimalloc_pass2", 0, 1.0))
     a = "small_x_obstack_pass1"; b = "small_x_obstack_pass2"
     row("small objects against obstack", "pass 1 " times(a) ", pass 2 " times(b), "not behind (≥ 1×)", \
         verdict(has(a) && has(b), v(a) >= 1 && v(b) >= 1, times(a) ", " times(b)))
@@ -184,13 +210,20 @@ END {
         if (!has(r) || !has(res) || bound < 0) { ok[i] = "not measured"; continue }
         measured++
         good = val[r] <= 1 && val[res] <= bound + slack
-        ok[i] = good ? "met" : "missed"
+        ok[i] = (good ? "met" : "missed") " (" num(val[r]) "×" (val[res] > bound + slack ? ", resident " sprintf("%.1f", val[res]) " MiB" : "") ")"
         met += good
         if (val[r] > worst) { worst = val[r]; worstk = kib[i] }
     }
-    line = measured ? "at or below at " met " of " nk " sizes; slowest against it " num(worst) "× at " size(worstk) " (table below)" : "not measured"
+    spm = 0; spb = 0
+    for (i = 1; i <= nk; i++) {
+        if (v("curve_map_" kib[i] "k_spread") > spm) spm = val["curve_map_" kib[i] "k_spread"]
+        if (v("curve_malloc-back-lib_" kib[i] "k_spread") > spb) spb = val["curve_malloc-back-lib_" kib[i] "k_spread"]
+    }
+    line = measured ? "at or below at " met " of " nk " sizes (medians of " (has("curve_rounds") ? val["curve_rounds"] : "some") " rounds); slowest against it " num(worst) "× at " size(worstk) \
+        (spm && spb ? "; rounds spread up to " num(spm) "× (map), " num(spb) "× (malloc-back-lib)" : "") " (table below)" : "not measured"
     row("churn by region size, 64 KB–64 MB: map against `malloc-back-lib`", line, \
         "at or below at every size, resident after leave ≤ " (bound >= 0 ? sprintf("%g", bound) " MiB (the cache bound)" (slack ? " and " sprintf("%g", slack * 1024) " KiB of the child\047s own" : "") : "the cache bound"), \
+        has("curve_rounds") && val["curve_rounds"] < 5 ? "not judged: medians of " val["curve_rounds"] " rounds, the target asks for at least 5" : \
         verdict(measured == nk, met == nk, met " of " nk))
     a = "curve_map_8192k_us_per_mib"; n = "curve_ratio_map_vs_floor-huge_8192k"
     row("8 MiB regions against the huge-page floor", "map " fig(a, " µs/MiB") ", floor " fig("physics_floor_huge_us_per_mib", " µs/MiB"), \
@@ -204,25 +237,31 @@ END {
 
     # The per-size table.
     print ""
-    per = has("curve_mib_per_size") ? num(val["curve_mib_per_size"]) " MiB of regions per size" : "regions of each size"
+    per = has("curve_mib_per_size") ? sprintf("%g", val["curve_mib_per_size"]) " MiB of regions per size" : "regions of each size"
+    if (has("curve_peer_mib_per_size")) per = per " for map and malloc-back-lib (" sprintf("%g", val["curve_peer_mib_per_size"]) " MiB for the sources that fault every page)"
     print "Churn by region size (" per ", median of " (has("curve_rounds") ? val["curve_rounds"] : "some") \
-        " rounds; µs per MiB allocated and written; resident in MiB above the baseline right after the last leave):"
+        " rounds; µs per MiB allocated and written; spread: the slowest round over the fastest; range: the lowest and highest" \
+        " of the rounds\047 map / malloc-back-lib, each round running both in turn; resident in MiB above the baseline right after the last leave):"
     print ""
     line = "| region |"; sep = "|---|"
     for (i = 1; i <= nk; i++) { line = line " " size(kib[i]) " |"; sep = sep "---|" }
     print line; print sep
-    split("map µs/MiB|malloc-back-lib µs/MiB|map / malloc-back-lib|map resident|map cache hits / faults per region|malloc-back-lib faults per region|target", label, "|")
-    for (j = 1; j <= 7; j++) {
+    split("map µs/MiB|malloc-back-lib µs/MiB|map / malloc-back-lib|map spread|malloc-back-lib spread|map / malloc-back-lib, range over rounds|map resident|map cache hits / faults per region|malloc-back-lib faults per region|target (the median ratio)", label, "|")
+    for (j = 1; j <= 10; j++) {
         line = "| " label[j] " |"
         for (i = 1; i <= nk; i++) {
             k = kib[i] "k"
             if (j == 1) c = fig("curve_map_" k "_us_per_mib", "")
             else if (j == 2) c = fig("curve_malloc-back-lib_" k "_us_per_mib", "")
             else if (j == 3) c = times("curve_ratio_map_vs_malloc-back-lib_" k)
-            else if (j == 4) c = has("curve_map_" k "_resident_mib") ? sprintf("%.1f", val["curve_map_" k "_resident_mib"]) : "not measured"
-            else if (j == 5) c = has("curve_map_" k "_cache_hits_per_region") && has("curve_map_" k "_faults_per_region") ? \
+            else if (j == 4) c = times("curve_map_" k "_spread")
+            else if (j == 5) c = times("curve_malloc-back-lib_" k "_spread")
+            else if (j == 6) c = has("curve_ratio_map_vs_malloc-back-lib_" k "_min") && has("curve_ratio_map_vs_malloc-back-lib_" k "_max") ? \
+                num(val["curve_ratio_map_vs_malloc-back-lib_" k "_min"]) "–" num(val["curve_ratio_map_vs_malloc-back-lib_" k "_max"]) : "not measured"
+            else if (j == 7) c = has("curve_map_" k "_resident_mib") ? sprintf("%.1f", val["curve_map_" k "_resident_mib"]) : "not measured"
+            else if (j == 8) c = has("curve_map_" k "_cache_hits_per_region") && has("curve_map_" k "_faults_per_region") ? \
                 sprintf("%.1f", val["curve_map_" k "_cache_hits_per_region"]) " / " sprintf("%.0f", val["curve_map_" k "_faults_per_region"]) : "not measured"
-            else if (j == 6) c = has("curve_malloc-back-lib_" k "_faults_per_region") ? sprintf("%.0f", val["curve_malloc-back-lib_" k "_faults_per_region"]) : "not measured"
+            else if (j == 9) c = has("curve_malloc-back-lib_" k "_faults_per_region") ? sprintf("%.0f", val["curve_malloc-back-lib_" k "_faults_per_region"]) : "not measured"
             else c = ok[i]
             line = line " " c " |"
         }

@@ -11,8 +11,8 @@
 # ci/bench.sh records one line per figure (build/bench/bench.tsv,
 # "<name>\t<value>\t<unit>"); the charts draw the ratios against their
 # targets, and the churn's cost per MiB against the physics floors (what
-# the kernel charges for fresh pages, at best huge ones, and for writing
-# pages already resident). The benchmarks' gnuplot scripts live in ci/charts/; this script
+# the kernel charges for fresh pages, at best huge ones, for fresh pages
+# populated in one call, and for writing pages already resident). The benchmarks' gnuplot scripts live in ci/charts/; this script
 # only gathers their data.
 #
 # Usage: ci/charts.sh [gate|bench|all]   (default all)
@@ -101,7 +101,7 @@ bench_charts() {
         plot bars.gp "$bench_out/small-objects" "data='$tmp/small.dat'" ncols=2 \
             "names='pass 1 (fresh process)|pass 2 (same process)'" \
             "title='Small objects: peer time / region time (above 1: the region is faster)'" \
-            "ylabel='x region (map source)'" logy=0 "lines='1:parity|5:target against glibc: 5x'"
+            "ylabel='x region (map source)'" logy=0 "lines='1:parity: the target against glibc (pass 1) and mimalloc (pass 2)'"
     fi
 
     for p in region-map region-heap glibc jemalloc mimalloc talloc apr obstack; do
@@ -146,6 +146,17 @@ bench_charts() {
     [[ -n "$v" ]] && floors+="$v:floor: mapped with huge pages, written, unmapped"
     v="$(value physics_floor_resident_us_per_mib)"
     [[ -n "$v" ]] && floors+="${floors:+|}$v:floor: written, already resident"
+    # The populate floor: fresh memory made resident without a fault per
+    # page (the cheapest fresh way the run measured, else
+    # MADV_POPULATE_WRITE in huge pages, else in 4 KiB pages).
+    for k in physics_floor_fresh_us_per_mib physics_populate_write_huge_us_per_mib \
+        physics_populate_write_4k_us_per_mib; do
+        v="$(value "$k")"
+        if [[ -n "$v" ]]; then
+            floors+="${floors:+|}$v:floor: fresh memory populated, written"
+            break
+        fi
+    done
     if [[ -s "$tmp/curve.dat" ]]; then
         plot lines.gp "$bench_out/churn-cost-by-size" "data='$tmp/curve.dat'" ncols=4 \
             "names='map|heap|malloc-back|malloc-back (library)'" \

@@ -351,6 +351,79 @@ GB_TEST(given_back_blocks_are_cached_up_to_the_bound_and_reused)
     CHECK_EQ(s.mappings_cached, 0);
 }
 
+/* A cached block is still a mapping: it counts against the budget, so the
+ * runtime's mappings, cached or not, stay within it however full the cache
+ * is; gb_stats shows it in mappings_cached and not in mappings. Four
+ * nested regions leave four blocks of 16 KiB in the cache, which no block
+ * of the large region below is served from. */
+GB_TEST(cached_blocks_count_against_the_budget)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.huge = GB_HUGE_OFF;
+    o.map_budget = 8;
+    gb_init(&o);
+    gb_region *r[4];
+    for (int i = 0; i < 4; i++) {
+        r[i] = gb_enter();
+        memset(gb_alloc(14 * 1024), 0x5a, 14 * 1024);
+    }
+    for (int i = 3; i >= 0; i--)
+        gb_leave(r[i]);
+    gb_stats s = gbt_stats();
+    CHECK(s.mappings_cached >= 4);
+    CHECK_EQ(s.mappings, 0);
+    CHECK_EQ(s.bytes_mapped, 0);
+    size_t cached = s.mappings_cached;
+    gb_region *big = gb_enter();
+    fill(8 * MIB);
+    s = gbt_stats();
+    /* The region's descriptor page may come from the cache (its spare
+     * page); the four blocks stay. */
+    CHECK(s.mappings_cached + 1 >= cached);
+    CHECK(s.mappings_cached >= 4);
+    CHECK(s.fallbacks_budget > 0);
+    CHECK(s.mappings > 0);
+    CHECK(s.mappings + s.mappings_cached <= s.map_budget);
+    gb_leave(big);
+    s = gbt_stats();
+    CHECK_EQ(s.mappings, 0);
+    CHECK(s.mappings_cached <= s.map_budget);
+}
+
+/* The cache hands a block out only for a request its size class holds:
+ * a block of 1.5 MiB (a solo block, its class between 1.25 and 1.75 MiB)
+ * given back serves a request of 1.4 MiB, and not one of 1.7 MiB, which a
+ * block of its size cannot hold. */
+GB_TEST(a_cached_block_serves_only_requests_its_class_holds)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.huge = GB_HUGE_OFF;
+    gb_init(&o);
+    const size_t small = 1400 * 1024, mid = 1450 * 1024, large = 1700 * 1024;
+    gb_region *r = gb_enter();
+    memset(gb_alloc(mid), 1, mid);
+    gb_leave(r);
+    gb_stats s = gbt_stats();
+    CHECK(s.bytes_cached >= 1536 * 1024);
+    uint64_t hits = s.cache_hits;
+    r = gb_enter();
+    char *p = gb_alloc(large);
+    memset(p, 2, large);
+    CHECK(p[large - 1] == 2);
+    CHECK_EQ(gbt_stats().cache_hits, hits);
+    gb_leave(r);
+    hits = gbt_stats().cache_hits;
+    r = gb_enter();
+    p = gb_alloc(small);
+    memset(p, 3, small);
+    CHECK(gbt_stats().cache_hits > hits);
+    gb_leave(r);
+}
+
 GB_TEST(the_cache_can_be_turned_off_by_environment)
 {
     setenv("GB_CACHE", "off", 1);

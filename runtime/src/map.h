@@ -31,7 +31,8 @@ typedef enum gb__src {
  *   - fresh: a MAP chunk mapped just now, by gb__map_take, not handed
  *     out from the cache: its pages are not resident yet (gb__map_populate);
  *   - a MAP chunk counts once in gb__stat.mappings and size in bytes_mapped
- *     over the same span; a HEAP chunk counts size in bytes_heap; a SMALL
+ *     over the same span, cached or not (gb_stats_get takes the cached
+ *     ones out); a HEAP chunk counts size in bytes_heap; a SMALL
  *     chunk counts size in bytes_small, and owner is its slab (whose
  *     mapping is counted once). */
 typedef struct gb__chunk {

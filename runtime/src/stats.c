@@ -36,6 +36,13 @@ void gb_stats_get_sized(gb_stats *caller, size_t size)
     gb__ensure_init();
     gb_stats all, *out = &all;
     GB_STATS_FIELDS(GB__LOAD)
+    /* The counters hold cached blocks in bytes_mapped and mappings too
+     * (map.c, gb__map_count_cached); gb_stats does not. Read while other
+     * threads move blocks, the cached figure may be from a moment with
+     * more in the cache than the mapped one: such a reading is 0, never a
+     * wrapped-around size. */
+    out->bytes_mapped = out->bytes_mapped > out->bytes_cached ? out->bytes_mapped - out->bytes_cached : 0;
+    out->mappings = out->mappings > out->mappings_cached ? out->mappings - out->mappings_cached : 0;
     out->map_budget = gb__cfg.map_budget;
     gb__copy_out("gb_stats_get", caller, size, &all, sizeof all, GB__STATS_LEAST);
 }
