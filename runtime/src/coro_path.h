@@ -13,9 +13,16 @@
  * The runtime runs all of them (GB__CP_ALL); a path with some left out is
  * for the benchmark alone, on a coroutine it keeps to itself.
  *
- * Each path switches in the middle: a resume does the coroutine's
- * bookkeeping, switches, and when the coroutine yields or ends does its
- * own (the running context set back, the rare work, thawing itself).
+ * The switch carries a value and is the last call of both paths: a resume
+ * switches into the coroutine, which returns into its caller of
+ * gb_coro_yield; a yield switches straight into the caller of
+ * gb_coro_resume, which returns what the yield passed (true: not finished).
+ * No frame of either function is returned through after a switch, so every
+ * return predicts right, as with Boost.Context's fcontext. What the resumer
+ * did after its switch before (setting the running context back, thawing
+ * itself) is done by the yielder before it switches; what must run on the
+ * resumer's stack while it is still frozen (a retry, which may scan it; the
+ * ASan fiber hook) runs there through gb__switch_hook, on the rare path.
  */
 #ifndef GB_CORO_PATH_H
 #define GB_CORO_PATH_H
@@ -50,15 +57,34 @@ extern gb__coro_slot gb__coro_slots[GB__CORO_SLOTS];
  * names, or the process stops naming what h is. */
 gb_coro *gb__coro_of_slow(const char *who, const gb_coro *h);
 
-/* The coroutine of thread t that h names. */
+/* The coroutine of thread t that h names. The common case is one slot
+ * read: the slot is t's (only t stores t there, and it clears the owner
+ * before the slot is freed, so its occupant is t's own and alive) and its
+ * occupant's handle is h, generation included. Anything else (NULL, a
+ * freed or bogus handle, another thread's) is for the full decode, which
+ * names it. */
 static inline gb_coro *gb__coro_of(gb__thread *t, const char *who, const gb_coro *h)
 {
-    (void)t;
+    uintptr_t v = (uintptr_t)h;
+    gb__coro_slot *sl = &gb__coro_slots[v & (GB__CORO_SLOTS - 1)];
+    if (GB__LIKELY(atomic_load_explicit(&sl->owner, memory_order_relaxed) == t)) {
+        gb_coro *c = atomic_load_explicit(&sl->c, memory_order_relaxed);
+        if (GB__LIKELY(c && c->handle == v))
+            return c;
+    }
     return gb__coro_of_slow(who, h);
 }
 
 /* Stops the process: c, named by h, is not suspended (coro.c). */
 GB__NORETURN void gb__coro_die_resume(const gb_coro *c, const gb_coro *h);
+
+/* gb__switch declared as returning bool, for the tail call of the resume
+ * path: the value passed is 0 or 1, a valid bool in the return register,
+ * and a call whose result must be converted first is no tail call. */
+#define GB__CP_STR2(x) #x
+#define GB__CP_STR(x) GB__CP_STR2(x)
+bool gb__switch_bool(void **from_sp, void *to_sp, uintptr_t pass)
+    __asm__(GB__CP_STR(__USER_LABEL_PREFIX__) "gb__switch");
 
 /* ------------------------------------------------------------- stages */
 
@@ -75,8 +101,14 @@ enum {
 #define GB__CP_ASAN 0
 #endif
 
+/* Runs on the resumer's stack, still frozen, once the yielder or finisher
+ * c has switched away (gb__switch_hook): what that resumer must do before
+ * it runs again when there is rare work (coro.c). */
+void gb__coro_resumer_lands(void *c);
+
 /* Resumes c (named by h when GB__CP_HANDLE is in stages, else c is given)
- * on thread t: true while c has not finished. */
+ * on thread t: returns what the yield or end of c passes back (true while
+ * c has not finished). */
 __attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__thread *t, gb_coro *h,
                                                                        gb_coro *c, unsigned stages)
 {
@@ -105,35 +137,11 @@ __attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__threa
     gb__asan_start(me ? &me->asan_fake : &t->asan_fake_main, c->stack.lo,
                    (size_t)(c->stack.hi - c->stack.lo));
     gb__tsan_switch(c->tsan_fiber);
-    gb__switch(me ? &me->sp : &t->main_sp, c->sp);
-    /* Back: c yielded or finished. */
-    gb__asan_finish(me ? me->asan_fake : t->asan_fake_main, NULL, NULL);
-    if (stages & GB__CP_HANDLE)
-        t->cur_coro = me;
-    if (stages & GB__CP_RSTACK)
-        t->cur = me ? &me->rstack : &t->main_stack;
-    bool finished = c->status == GB_CORO_FINISHED;
-    if (stages & GB__CP_FREEZE) {
-        /* Its stack is dead: what it pinned may go now. */
-        if (finished)
-            gb__pin_witness_gone(c);
-        /* Regions that need a try get it before we thaw, while our stack
-         * is still frozen with its sp saved by the switch: what we
-         * witnessed was dropped for a try when we froze to resume c, and
-         * once we run no scan sees our live frames, so a try then would
-         * free a region a frame of ours still points into. */
-        if (finished || !gb__list_empty(&t->retired_dirty))
-            gb__pin_retry(t);
-        if (me) {
-            gb__pin_frozen_remove(me);
-            gb__pin_thawed(me);
-        }
-    }
-    return !finished;
+    return gb__switch_bool(me ? &me->sp : &t->main_sp, c->sp, 0);
 }
 
 /* Yields the running coroutine of thread t (c, given, when GB__CP_HANDLE
- * is not in stages) back to its resumer. */
+ * is not in stages) back to its resumer, which gets true. */
 __attribute__((always_inline)) static inline void gb__coro_yield_path(gb__thread *t, gb_coro *c,
                                                                       unsigned stages)
 {
@@ -143,13 +151,30 @@ __attribute__((always_inline)) static inline void gb__coro_yield_path(gb__thread
             gb__die("gb_coro_yield: called outside any coroutine");
         c->status = GB_CORO_SUSPENDED;
     }
+    gb_coro *me = c->caller;
     if (stages & GB__CP_FREEZE)
         gb__pin_frozen_push(t, c);
-    void *to = c->caller ? c->caller->sp : t->main_sp;
+    if (stages & GB__CP_HANDLE)
+        t->cur_coro = me;
+    if (stages & GB__CP_RSTACK)
+        t->cur = me ? &me->rstack : &t->main_stack;
+    void **to = me ? &me->sp : &t->main_sp;
     gb__asan_start(&c->asan_fake, c->caller_lo, c->caller_size);
     gb__tsan_switch(c->tsan_caller);
-    gb__switch(&c->sp, to);
-    /* Resumed: the resume path has set the thread's state. */
+    if (stages & GB__CP_FREEZE) {
+        /* The one branch of the rare work: regions to try, which must be
+         * tried while the resumer is still frozen, and the ASan hook. */
+        if (GB__UNLIKELY(GB__CP_ASAN || !gb__list_empty(&t->retired_dirty))) {
+            gb__switch_hook(&c->sp, *to, 1, gb__coro_resumer_lands, c);
+            gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);
+            return;
+        }
+        if (me) {
+            gb__pin_frozen_remove(me);
+            gb__pin_thawed(me);
+        }
+    }
+    gb__switch(&c->sp, *to, 1);
     gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);
 }
 
