@@ -264,7 +264,7 @@ void gb_coro_free(gb_coro *h)
         gb__die("gb_coro_free: coroutine %p is running; free it after it yields or finishes",
                 (void *)h);
     gb__thread *t = c->thread;
-    gb__pin_frozen_remove(c);
+    gb__pin_frozen_unlink(c);
     gb__pin_witness_gone(c);
     /* Regions it entered and never left go now; its own stack no longer
      * counts as a pinner. */
