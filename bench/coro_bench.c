@@ -3,10 +3,17 @@
  * Prints three tables and one machine-readable line per figure
  * ("bench <name> <value> <unit>"):
  *   1. a resume+yield round trip against ucontext's swapcontext, in the same
- *      run, and their ratio (the target: under 1/20 on x86-64); and against
+ *      run, and their ratio (the target: 0.03 or less); and against
  *      Boost.Context's fcontext where libboost_context was found at build
  *      time (GB_BENCH_FCONTEXT: its jump_fcontext and make_fcontext have C
- *      linkage, so C declares them itself);
+ *      linkage, so C declares them itself; the target: 1.2 or less). With
+ *      it, the breakdown of the round trip: the runtime's switch alone,
+ *      then with the handle check, the pinning bookkeeping (freeze, thaw)
+ *      and the region-stack swap added, built from the runtime's own
+ *      resume and yield paths (coro_path.h) with the later stages left out
+ *      (GB_BENCH_STAGES: not under the sanitizers, whose fiber hooks the
+ *      partial paths would skip). Every figure is the median of 7 rounds,
+ *      the rounds interleaving the runtime's stages and the peers;
  *   2. create+free of a coroutine that runs to its end, against the same
  *      with ucontext (getcontext + makecontext on a malloc'd stack) and
  *      fcontext (make_fcontext on a malloc'd stack);
@@ -25,6 +32,10 @@
 #define _DARWIN_C_SOURCE
 #include "giveback.h"
 #include "scenarios.h"
+
+#ifdef GB_BENCH_STAGES
+#include "coro_path.h"
+#endif
 
 #include <stdint.h>
 #include <stdio.h>
@@ -84,17 +95,113 @@ static void fc_once(transfer_t t)
 }
 #endif
 
-enum { STACK_BYTES = 256 * 1024 };
+enum { STACK_BYTES = 256 * 1024, ROUNDS = 7 };
+
+#ifdef GB_BENCH_STAGES
+/* The partial round trips. Each stage's coroutine is a real one (made,
+ * entered and first yielded through the API, so the runtime's state stays
+ * whole), which then yields through the partial path forever; the resume
+ * side is the same partial path. The partial functions are out of line,
+ * as gb_coro_resume and gb_coro_yield are, so each stage pays the calls
+ * the API pays; the bare switch is called directly, as fcontext is. */
+enum { STAGE_BARE, STAGE_HANDLE, STAGE_FREEZE, STAGE_RSTACK, NSTAGES };
+
+__attribute__((noinline)) static bool resume_handle(gb_coro *h)
+{
+    return gb__coro_resume_path(gb__self(), h, NULL, GB__CP_HANDLE);
+}
+__attribute__((noinline)) static void yield_handle(void)
+{
+    gb__coro_yield_path(gb__self(), NULL, GB__CP_HANDLE);
+}
+__attribute__((noinline)) static bool resume_freeze(gb_coro *h)
+{
+    return gb__coro_resume_path(gb__self(), h, NULL, GB__CP_HANDLE | GB__CP_FREEZE);
+}
+__attribute__((noinline)) static void yield_freeze(void)
+{
+    gb__coro_yield_path(gb__self(), NULL, GB__CP_HANDLE | GB__CP_FREEZE);
+}
+__attribute__((noinline)) static bool resume_rstack(gb_coro *h)
+{
+    return gb__coro_resume_path(gb__self(), h, NULL, GB__CP_HANDLE | GB__CP_FREEZE | GB__CP_RSTACK);
+}
+__attribute__((noinline)) static void yield_rstack(void)
+{
+    gb__coro_yield_path(gb__self(), NULL, GB__CP_HANDLE | GB__CP_FREEZE | GB__CP_RSTACK);
+}
+
+static void stage_spin(void *arg)
+{
+    int stage = (int)(intptr_t)arg;
+    gb__thread *t = gb__self();
+    gb_coro *c = t->cur_coro;
+    gb_coro_yield();
+    switch (stage) {
+    case STAGE_BARE:
+        for (;;)
+            gb__switch(&c->sp, t->main_sp, 1);
+    case STAGE_HANDLE:
+        for (;;)
+            yield_handle();
+    case STAGE_FREEZE:
+        for (;;)
+            yield_freeze();
+    default:
+        for (;;)
+            yield_rstack();
+    }
+}
+
+/* n round trips of stage s on coroutine h; ns per trip. */
+static double stage_trips(int s, gb_coro *h, long n)
+{
+    gb__thread *t = gb__self();
+    gb_coro *c = gb__coro_of(t, "coro_bench", h);
+    double t0 = now();
+    switch (s) {
+    case STAGE_BARE:
+        for (long i = 0; i < n; i++)
+            gb__switch(&t->main_sp, c->sp, 0);
+        break;
+    case STAGE_HANDLE:
+        for (long i = 0; i < n; i++)
+            resume_handle(h);
+        break;
+    case STAGE_FREEZE:
+        for (long i = 0; i < n; i++)
+            resume_freeze(h);
+        break;
+    default:
+        for (long i = 0; i < n; i++)
+            resume_rstack(h);
+        break;
+    }
+    return (now() - t0) * 1e9 / (double)n;
+}
+#endif
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
 
 static void round_trips(long n)
 {
+    long per = n / ROUNDS > 0 ? n / ROUNDS : 1;
+    /* swapcontext makes a system call per switch: a hundredth of the
+     * trips gives it as many microseconds as the others get. */
+    long uc_per = per / 100 > 0 ? per / 100 : 1;
+    double gb[ROUNDS], uc[ROUNDS];
     gb_coro *c = gb_coro_new(spin, NULL, 0);
     gb_coro_resume(c);
-    double t0 = now();
-    for (long i = 0; i < n; i++)
-        gb_coro_resume(c);
-    double gb_ns = (now() - t0) * 1e9 / (double)n;
-    gb_coro_free(c);
 
     static char stack[STACK_BYTES];
     getcontext(&coro_uc);
@@ -103,28 +210,84 @@ static void round_trips(long n)
     coro_uc.uc_link = NULL;
     makecontext(&coro_uc, uc_spin, 0);
     swapcontext(&main_uc, &coro_uc);
-    t0 = now();
-    for (long i = 0; i < n; i++)
-        swapcontext(&main_uc, &coro_uc);
-    double uc_ns = (now() - t0) * 1e9 / (double)n;
-
-    printf("resume+yield round trip (%ld trips)\n", n);
-    printf("  %-32s %10.1f ns\n", "giveback", gb_ns);
-    printf("  %-32s %10.1f ns\n", "swapcontext", uc_ns);
 #ifdef GB_BENCH_FCONTEXT
+    double fc[ROUNDS];
     static char fstack[STACK_BYTES];
-    transfer_t t = jump_fcontext(make_fcontext(fstack + sizeof fstack, sizeof fstack, fc_spin), NULL);
-    t0 = now();
-    for (long i = 0; i < n; i++)
-        t = jump_fcontext(t.fctx, NULL);
-    double fc_ns = (now() - t0) * 1e9 / (double)n;
-    printf("  %-32s %10.1f ns\n", "Boost.Context fcontext", fc_ns);
+    transfer_t ft = jump_fcontext(make_fcontext(fstack + sizeof fstack, sizeof fstack, fc_spin), NULL);
 #endif
-    printf("  %-32s %10.3f (target < 0.05 on x86-64)\n", "giveback / swapcontext", gb_ns / uc_ns);
+#ifdef GB_BENCH_STAGES
+    double st[NSTAGES][ROUNDS];
+    gb_coro *sc[NSTAGES];
+    for (int s = 0; s < NSTAGES; s++) {
+        sc[s] = gb_coro_new(stage_spin, (void *)(intptr_t)s, 0);
+        gb_coro_resume(sc[s]);
+    }
+#endif
+
+    for (int r = 0; r < ROUNDS; r++) {
+#ifdef GB_BENCH_STAGES
+        for (int s = 0; s < NSTAGES; s++)
+            st[s][r] = stage_trips(s, sc[s], per);
+#endif
+        double t0 = now();
+        for (long i = 0; i < per; i++)
+            gb_coro_resume(c);
+        gb[r] = (now() - t0) * 1e9 / (double)per;
 #ifdef GB_BENCH_FCONTEXT
-    printf("  %-32s %10.3f\n", "giveback / fcontext", gb_ns / fc_ns);
+        t0 = now();
+        for (long i = 0; i < per; i++)
+            ft = jump_fcontext(ft.fctx, NULL);
+        fc[r] = (now() - t0) * 1e9 / (double)per;
+#endif
+        t0 = now();
+        for (long i = 0; i < uc_per; i++)
+            swapcontext(&main_uc, &coro_uc);
+        uc[r] = (now() - t0) * 1e9 / (double)uc_per;
+    }
+    gb_coro_free(c);
+
+    double gb_ns = median(gb, ROUNDS), uc_ns = median(uc, ROUNDS);
+#ifdef GB_BENCH_FCONTEXT
+    double fc_ns = median(fc, ROUNDS);
+#endif
+    printf("resume+yield round trip (median of %d rounds of %ld trips; swapcontext %ld)\n", ROUNDS, per,
+           uc_per);
+#ifdef GB_BENCH_STAGES
+    static const char *const stage_name[NSTAGES] = {
+        "switch alone (gb__switch)", "+ handle check, status", "+ freeze/thaw (pinning)",
+        "+ region-stack swap"};
+    static const char *const stage_bench[NSTAGES] = {
+        "switch_bare_roundtrip_ns", "switch_handle_roundtrip_ns", "switch_freeze_roundtrip_ns",
+        "switch_rstack_roundtrip_ns"};
+    double st_ns[NSTAGES];
+    for (int s = 0; s < NSTAGES; s++) {
+        st_ns[s] = median(st[s], ROUNDS);
+        gb_coro_free(sc[s]);
+    }
+    printf("  %-32s %10s %10s\n", "", "ns", "/ fcontext");
+    for (int s = 0; s < NSTAGES; s++)
+#ifdef GB_BENCH_FCONTEXT
+        printf("  %-32s %10.1f %10.3f\n", stage_name[s], st_ns[s], st_ns[s] / fc_ns);
+#else
+        printf("  %-32s %10.1f %10s\n", stage_name[s], st_ns[s], "-");
+#endif
+#else
+    printf("  (the breakdown by stage is not built: a sanitizer build)\n");
+#endif
+    printf("  %-32s %10.1f\n", "giveback (gb_coro_resume+yield)", gb_ns);
+    printf("  %-32s %10.1f\n", "swapcontext", uc_ns);
+#ifdef GB_BENCH_FCONTEXT
+    printf("  %-32s %10.1f\n", "Boost.Context fcontext", fc_ns);
+#endif
+    printf("  %-32s %10.3f (target <= 0.03)\n", "giveback / swapcontext", gb_ns / uc_ns);
+#ifdef GB_BENCH_FCONTEXT
+    printf("  %-32s %10.3f (target <= 1.2)\n", "giveback / fcontext", gb_ns / fc_ns);
 #else
     printf("  %-32s %10s (libboost_context not found at build time)\n", "giveback / fcontext", "-");
+#endif
+#ifdef GB_BENCH_STAGES
+    for (int s = 0; s < NSTAGES; s++)
+        printf("bench %s %.2f ns\n", stage_bench[s], st_ns[s]);
 #endif
     printf("bench coro_roundtrip_ns %.2f ns\n", gb_ns);
     printf("bench swapcontext_roundtrip_ns %.2f ns\n", uc_ns);

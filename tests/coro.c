@@ -130,6 +130,33 @@ GB_TEST(an_unpinned_region_is_freed_at_once)
     check_all_given_back();
 }
 
+/* A coroutine that runs is no pinner, though it stays on the frozen list
+ * until the list is next read (freezing and thawing are marks, pin.h): a
+ * region it enters and leaves itself goes at once, while its stack as it
+ * was when it last yielded, if it were asked, would now hold the pointer
+ * its live frame keeps. */
+static void enter_and_leave_after_a_yield(void *arg)
+{
+    (void)arg;
+    gb_coro_yield();
+    gb_region *r = gb_enter();
+    void *volatile p = gb_alloc(4096);
+    memset(p, 1, 4096);
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().retirements, 0);
+}
+
+GB_TEST(a_running_coroutine_still_on_the_frozen_list_pins_nothing)
+{
+    gb_coro *c = gb_coro_new(enter_and_leave_after_a_yield, NULL, 0);
+    CHECK(gb_coro_resume(c));
+    CHECK(!gb_coro_resume(c));
+    CHECK_EQ(gbt_stats().regions_retired, 0);
+    CHECK_EQ(gbt_stats().retirements, 0);
+    gb_coro_free(c);
+    check_all_given_back();
+}
+
 /* The pointer lives only in a callee-saved register when the coroutine
  * yields: the switch pushes that register on the coroutine's stack, below
  * no frame of its own, and the scan must include it. The value arrives
@@ -161,6 +188,51 @@ GB_TEST(a_pointer_in_a_saved_register_alone_pins)
     gb_coro_resume(c);
     gb_leave(r);
     CHECK_EQ(gbt_stats().regions_retired, 1);
+    CHECK(!gb_coro_resume(c));
+    CHECK_EQ(gbt_stats().regions_retired, 0);
+    gb_coro_free(c);
+    check_all_given_back();
+}
+
+/* The witness runs and yields again: the region it pinned needs a try,
+ * and gets it at that yield, while the resumer is still frozen (a yield
+ * does its resumer's rare work on the resumer's stack, coro_path.h), not
+ * at some later leave or sweep. The try is what is checked: whether it
+ * frees the region depends on whether a copy of the pointer is left in a
+ * dead slot of the stack, which the compiler decides (under TSan one is). */
+static void hold_in_register_then_let_go(void *arg)
+{
+    uintptr_t enc = *(volatile uintptr_t *)arg;
+#if defined(__x86_64__)
+    register uintptr_t p __asm__("r12") = enc ^ KEY;
+#elif defined(__aarch64__)
+    register uintptr_t p __asm__("x19") = enc ^ KEY;
+#endif
+    __asm__ volatile("" : "+r"(p));
+    gb_coro_yield();
+    __asm__ volatile("" : "+r"(p));
+    CHECK_EQ(*(unsigned char *)p, 0x77);
+    p = 0;
+    __asm__ volatile("" : "+r"(p));
+    gb_coro_yield();
+    __asm__ volatile("" : "+r"(p));
+}
+
+GB_TEST(a_region_its_witness_pinned_is_tried_when_the_witness_yields)
+{
+    gb_region *r = gb_enter();
+    unsigned char *buf = gb_alloc(64);
+    buf[0] = 0x77;
+    uintptr_t enc = (uintptr_t)buf ^ KEY;
+    buf = NULL;
+    gb_coro *c = gb_coro_new(hold_in_register_then_let_go, &enc, 0);
+    CHECK(gb_coro_resume(c));
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().regions_retired, 1);
+    uint64_t tries = gbt_stats().pin_tries;
+    CHECK(gb_coro_resume(c)); /* lets go, yields: the region is tried */
+    CHECK(gbt_stats().pin_tries > tries);
+    /* Finished: its stack is dead, and the region goes. */
     CHECK(!gb_coro_resume(c));
     CHECK_EQ(gbt_stats().regions_retired, 0);
     gb_coro_free(c);

@@ -146,13 +146,13 @@ static void ctx_switch(ctx *from, ctx *to)
 
     g_from = from;
     ann_start(&fake, to);
-    gb__switch(&from->sp, to->sp);
+    gb__switch(&from->sp, to->sp, 0);
     ann_finish(fake);
 }
 
 /* The same switch made through a function pointer, so that an indirect call
  * reaches gb__switch; with BTI enforced it needs its landing pad. */
-static void (*volatile g_switch_fn)(void **, void *) = gb__switch;
+static uintptr_t (*volatile g_switch_fn)(void **, void *, uintptr_t) = gb__switch;
 
 static void ctx_switch_indirect(ctx *from, ctx *to)
 {
@@ -160,7 +160,7 @@ static void ctx_switch_indirect(ctx *from, ctx *to)
 
     g_from = from;
     ann_start(&fake, to);
-    g_switch_fn(&from->sp, to->sp);
+    g_switch_fn(&from->sp, to->sp, 0);
     ann_finish(fake);
 }
 
@@ -926,4 +926,82 @@ GB_TEST(an_entry_that_returns_ends_in_abort)
 
     CHECK(WIFSIGNALED(status));
     CHECK_EQ(WTERMSIG(status), SIGABRT);
+}
+
+/* A switch carries a value: the gb__switch (or gb__switch_hook) call that
+ * suspended a context returns what the switch that resumed it passed, so a
+ * resume can return a coroutine's answer without a word of shared state.
+ * gb__switch_hook runs its hook on the resumed context's stack, below its
+ * saved frame (so the frame, and the sp it published, are intact when the
+ * hook reads them), before that context runs on. */
+
+static ctx pass_ctx;
+static uintptr_t pass_seen[3];
+static void *hook_sp_seen, *hook_frame_seen;
+static uintptr_t hook_word_seen;
+static int hook_runs;
+
+/* Runs on main's stack: main's saved sp is published, and its frame there
+ * holds the return address of its switch. */
+static GB__NO_ASAN __attribute__((noinline)) void pass_hook(void *arg)
+{
+    ctx *m = arg;
+    hook_runs++;
+    hook_sp_seen = m->sp;
+    hook_frame_seen = __builtin_frame_address(0);
+#if defined(__x86_64__)
+    memcpy(&hook_word_seen, (char *)m->sp + GB__SWITCH_OFF_RET, sizeof hook_word_seen);
+#else
+    memcpy(&hook_word_seen, (char *)m->sp + GB__SWITCH_OFF_X30, sizeof hook_word_seen);
+#endif
+}
+
+static void pass_entry(void *arg)
+{
+    (void)arg;
+    ctx_started();
+    void *fake = NULL;
+    g_from = &pass_ctx;
+    ann_start(&fake, &g_main);
+    pass_seen[1] = gb__switch(&pass_ctx.sp, g_main.sp, 0x1234);
+    ann_finish(fake);
+    g_from = &pass_ctx;
+    ann_start(&fake, &g_main);
+    pass_seen[2] = gb__switch_hook(&pass_ctx.sp, g_main.sp, 0x5678, pass_hook, &g_main);
+    ann_finish(fake);
+    for (;;) {
+        ann_start(&fake, &g_main);
+        gb__switch(&pass_ctx.sp, g_main.sp, 0);
+        ann_finish(fake);
+    }
+}
+
+GB_TEST(a_switch_returns_the_value_the_resuming_switch_passed)
+{
+    void *fake = NULL;
+
+    ctx_make(&pass_ctx, pass_entry, NULL);
+    g_from = &g_main;
+    ann_start(&fake, &pass_ctx);
+    pass_seen[0] = gb__switch(&g_main.sp, pass_ctx.sp, 0);
+    ann_finish(fake);
+    CHECK_EQ(pass_seen[0], (uintptr_t)0x1234);
+    g_from = &g_main;
+    ann_start(&fake, &pass_ctx);
+    pass_seen[0] = gb__switch(&g_main.sp, pass_ctx.sp, 0x9abc);
+    ann_finish(fake);
+    CHECK_EQ(pass_seen[1], (uintptr_t)0x9abc);
+    /* Came back through gb__switch_hook: the hook ran once, on main's stack
+     * below main's saved sp, with main's saved frame intact there. */
+    CHECK_EQ(pass_seen[0], (uintptr_t)0x5678);
+    CHECK_EQ(hook_runs, 1);
+    CHECK((uintptr_t)hook_frame_seen < (uintptr_t)hook_sp_seen);
+    CHECK(hook_sp_seen == g_main.sp);
+    g_from = &g_main;
+    ann_start(&fake, &pass_ctx);
+    gb__switch(&g_main.sp, pass_ctx.sp, 0x4321);
+    ann_finish(fake);
+    CHECK_EQ(pass_seen[2], (uintptr_t)0x4321);
+    CHECK(hook_word_seen != 0);
+    ctx_free(&pass_ctx);
 }

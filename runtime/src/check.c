@@ -295,7 +295,8 @@ void gb__stacks_check(const gb__thread *t)
     if (t->cur_coro)
         stack_check(t, &t->cur_coro->rstack, "the running coroutine's");
     GB__LIST_EACH(l, &t->frozen)
-        stack_check(t, &GB__LIST_ENTRY(l, gb_coro, flink)->rstack, "a frozen coroutine's");
+        if (gb__pin_is_frozen(GB__LIST_ENTRY(l, gb_coro, flink)))
+            stack_check(t, &GB__LIST_ENTRY(l, gb_coro, flink)->rstack, "a frozen coroutine's");
     /* Each coroutine's stack names it; one running or waiting on the one
      * it resumed names the stack of the context that resumed it, so that
      * following resumer from t->cur visits exactly its resumers. */
@@ -366,7 +367,9 @@ void gb__pin_check(const gb__thread *t)
         gb__region_check(t, r, NULL);
     }
     /* The frozen list: this thread's coroutines, suspended or waiting on
-     * one they resumed; never the running one (thread.h). */
+     * one they resumed; never the running one (thread.h). Those that
+     * thawed since it was last read may still be on it: the running one,
+     * or one that has finished (pin.h). */
     const gb_coro *run = t->cur_coro;
     size_t waiting = 0, witnessed = 0;
     n = 0;
@@ -374,6 +377,13 @@ void gb__pin_check(const gb__thread *t)
     {
         const gb_coro *c = GB__LIST_ENTRY(l, gb_coro, flink);
         EXPECT(++n < MOST_LINKS, "the frozen list does not end");
+        if (!gb__pin_is_frozen(c)) {
+            EXPECT(c->thread == t && (c == run || c->status == GB_CORO_FINISHED),
+                   "coroutine %p is on the frozen list thawed, in status %d, but is neither running nor "
+                   "finished (every other one is frozen)",
+                   (void *)gb__coro_handle_of(c), (int)c->status);
+            continue;
+        }
         EXPECT(c->thread == t && c != run &&
                    (c->status == GB_CORO_SUSPENDED || c->status == GB_CORO_RUNNING),
                "coroutine %p on the frozen list is %s, in status %d (frozen: suspended, or waiting on one "
@@ -393,7 +403,8 @@ void gb__pin_check(const gb__thread *t)
         witnessed += witnessed_check(run);
         for (const gb_coro *x = run->caller; x; x = x->caller) {
             EXPECT(++chain < MOST_LINKS, "the chain of resumers does not end");
-            EXPECT(x->thread == t && x->status == GB_CORO_RUNNING && gb__pin_is_frozen(x),
+            EXPECT(x->thread == t && x->status == GB_CORO_RUNNING && gb__pin_is_frozen(x) &&
+                       gb__list_linked(&x->flink),
                    "coroutine %p waits on the running one but is in status %d%s",
                    (void *)gb__coro_handle_of(x), (int)x->status,
                    gb__pin_is_frozen(x) ? "" : " and not on the frozen list");

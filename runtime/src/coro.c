@@ -8,7 +8,7 @@
  * coroutine, yielding outside one, freeing the running one, crossing
  * threads) stops the process with a message that names it.
  */
-#include "coro.h"
+#include "coro_path.h"
 #include "init.h"
 #include "os/os.h"
 #include "overflow.h"
@@ -23,6 +23,13 @@
 #include <stdlib.h>
 
 #define MIN_STACK (16 * GB__KIB)
+
+/* The descriptor's size moves glibc's heap layout, which a stress gate's
+ * result depends on: at 264 bytes the malloc-back poison's red turned
+ * green. A field added must fit in the 248 bytes. */
+#if defined(__x86_64__)
+_Static_assert(sizeof(gb_coro) <= 248, "gb_coro grew past 248 bytes on x86-64");
+#endif
 
 /* ------------------------------------------------------------ handles
  *
@@ -42,21 +49,14 @@
  * handle of any age decodes without reading memory that may be gone.
  * Each slot says which thread's coroutine is in it, so a handle of another
  * thread's coroutine is named as such without touching its descriptor. */
-#define SLOT_BITS 18
-#define SLOTS ((uint32_t)1 << SLOT_BITS)
+#define SLOT_BITS GB__CORO_SLOT_BITS
+#define SLOTS GB__CORO_SLOTS
 
-/* A slot: c is its coroutine, or NULL while free; gen is the occupant's
- * generation, or while free the next one's (every handle issued for this
- * slot before has a lower one); owner is the occupant's thread; next_free
- * links free slots (index + 1) under slots_lock. */
-typedef struct coro_slot {
-    _Atomic(gb_coro *) c;
-    _Atomic(uint32_t) gen;
-    uint32_t next_free;
-    _Atomic(gb__thread *) owner;
-} coro_slot;
+/* The slots are in coro_path.h: the resume path reads them inline. */
+typedef gb__coro_slot coro_slot;
 
-static coro_slot slots[SLOTS];
+gb__coro_slot gb__coro_slots[GB__CORO_SLOTS];
+
 /* The owner of the coroutines a thread left behind when it exited: a new
  * thread may have the exited one's gb__thread address. */
 #define EXITED ((gb__thread *)(uintptr_t)1)
@@ -71,7 +71,7 @@ static void slot_take(gb_coro *c)
     uint32_t s;
     if (slots_free) {
         s = slots_free - 1;
-        slots_free = slots[s].next_free;
+        slots_free = gb__coro_slots[s].next_free;
     } else {
         s = atomic_load_explicit(&slots_used, memory_order_relaxed);
         if (s == SLOTS) {
@@ -80,13 +80,13 @@ static void slot_take(gb_coro *c)
                     "some with gb_coro_free)",
                     SLOTS);
         }
-        atomic_store_explicit(&slots[s].gen, 1, memory_order_relaxed);
+        atomic_store_explicit(&gb__coro_slots[s].gen, 1, memory_order_relaxed);
         atomic_store_explicit(&slots_used, s + 1, memory_order_release);
     }
     pthread_mutex_unlock(&slots_lock);
-    uint32_t gen = atomic_load_explicit(&slots[s].gen, memory_order_relaxed);
-    atomic_store_explicit(&slots[s].owner, c->thread, memory_order_relaxed);
-    atomic_store_explicit(&slots[s].c, c, memory_order_release);
+    uint32_t gen = atomic_load_explicit(&gb__coro_slots[s].gen, memory_order_relaxed);
+    atomic_store_explicit(&gb__coro_slots[s].owner, c->thread, memory_order_relaxed);
+    atomic_store_explicit(&gb__coro_slots[s].c, c, memory_order_release);
     c->slot = s;
     c->handle = (uintptr_t)gen << SLOT_BITS | s;
 }
@@ -94,7 +94,7 @@ static void slot_take(gb_coro *c)
 /* c is freed: its handle names no coroutine from now on. */
 static void slot_free(gb_coro *c)
 {
-    coro_slot *sl = &slots[c->slot];
+    coro_slot *sl = &gb__coro_slots[c->slot];
     uint32_t gen = atomic_load_explicit(&sl->gen, memory_order_relaxed);
     atomic_store_explicit(&sl->c, NULL, memory_order_relaxed);
     atomic_store_explicit(&sl->owner, NULL, memory_order_relaxed);
@@ -111,13 +111,14 @@ void gb__coro_at_exit(gb__thread *t)
 {
     uint32_t n = atomic_load_explicit(&slots_used, memory_order_acquire);
     for (uint32_t s = 0; s < n; s++)
-        if (atomic_load_explicit(&slots[s].owner, memory_order_relaxed) == t)
-            atomic_store_explicit(&slots[s].owner, EXITED, memory_order_relaxed);
+        if (atomic_load_explicit(&gb__coro_slots[s].owner, memory_order_relaxed) == t)
+            atomic_store_explicit(&gb__coro_slots[s].owner, EXITED, memory_order_relaxed);
 }
 
 /* The coroutine of this thread that handle h names, for the entry point
- * `who`; stops the process naming what h is otherwise. */
-static gb_coro *coro_of(const char *who, const gb_coro *h)
+ * `who`; stops the process naming what h is otherwise. The full decode:
+ * gb__coro_of (coro_path.h) answers the common case inline. */
+gb_coro *gb__coro_of_slow(const char *who, const gb_coro *h)
 {
     uintptr_t v = (uintptr_t)h;
     uint32_t s = (uint32_t)(v & (SLOTS - 1));
@@ -128,7 +129,7 @@ static gb_coro *coro_of(const char *who, const gb_coro *h)
         s >= atomic_load_explicit(&slots_used, memory_order_acquire))
         gb__die("%s: %p is not a coroutine handle (gb_coro_new never returned it)", who,
                 (const void *)h);
-    coro_slot *sl = &slots[s];
+    coro_slot *sl = &gb__coro_slots[s];
     uint32_t now = atomic_load_explicit(&sl->gen, memory_order_acquire);
     gb_coro *c = atomic_load_explicit(&sl->c, memory_order_acquire);
     gb__thread *owner = atomic_load_explicit(&sl->owner, memory_order_relaxed);
@@ -150,21 +151,43 @@ static gb_coro *coro_of(const char *who, const gb_coro *h)
             (const void *)h);
 }
 
-/* Switches from the running context to `to`, whose saved sp is to_sp and
- * whose TSan fiber is to_fiber. */
-static void switch_to(void **from_sp, void **from_fake, void *to_sp, const void *to_lo,
-                      size_t to_size, void *to_fiber)
-{
-    gb__asan_start(from_fake, to_lo, to_size);
-    gb__tsan_switch(to_fiber);
-    gb__switch(from_sp, to_sp);
-}
-
 /* Pops and leaves every region still on c's stack, innermost first. */
 static void leave_all(gb_coro *c)
 {
     while (c->rstack.top)
         gb__pin_leave(c->thread, &c->rstack);
+}
+
+void gb__coro_resumer_lands(void *arg)
+{
+    gb_coro *c = arg;
+    gb__thread *t = c->thread;
+    gb_coro *me = t->cur_coro;
+    gb__asan_finish(me ? me->asan_fake : t->asan_fake_main, NULL, NULL);
+    bool finished = c->status == GB_CORO_FINISHED;
+    /* Its stack is dead: what it pinned may go now. */
+    if (finished)
+        gb__pin_witness_gone(c);
+    /* Regions that need a try get it before the resumer thaws, while its
+     * stack is still frozen with its sp saved by its switch: what it
+     * witnessed was dropped for a try when it froze to resume c, and once
+     * it runs no scan sees its live frames, so a try then would free a
+     * region a frame of it still points into. */
+    if (finished || !gb__list_empty(&t->retired_dirty))
+        gb__pin_retry(t);
+    if (me) {
+        gb__pin_frozen_remove(me);
+        gb__pin_thawed(me);
+    }
+}
+
+GB__NORETURN void gb__coro_die_resume(const gb_coro *c, const gb_coro *h)
+{
+    if (c->status == GB_CORO_FINISHED)
+        gb__die("gb_coro_resume: coroutine %p has finished; it cannot be resumed", (const void *)h);
+    gb__die("gb_coro_resume: coroutine %p is running (a coroutine cannot resume itself "
+            "or one that is waiting on it)",
+            (const void *)h);
 }
 
 static void coro_main(void *arg)
@@ -176,12 +199,15 @@ static void coro_main(void *arg)
     leave_all(c);
     c->status = GB_CORO_FINISHED;
     gb__thread *t = c->thread;
-    void *to = c->caller ? c->caller->sp : t->main_sp;
+    gb_coro *me = c->caller;
+    t->cur_coro = me;
+    t->cur = me ? &me->rstack : &t->main_stack;
+    void *to = me ? me->sp : t->main_sp;
     /* The last switch out: a NULL fake-stack slot tells ASan this stack's
-     * fake frames die here. */
+     * fake frames die here. The resumer's gb_coro_resume returns false. */
     gb__asan_start(NULL, c->caller_lo, c->caller_size);
     gb__tsan_switch(c->tsan_caller);
-    gb__switch(&c->sp, to);
+    gb__switch_hook(&c->sp, to, 0, gb__coro_resumer_lands, c);
     gb__die("internal error: a finished coroutine was resumed");
 }
 
@@ -221,73 +247,24 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
 
 bool gb_coro_resume(gb_coro *h)
 {
-    gb_coro *c = coro_of("gb_coro_resume", h);
-    if (c->status == GB_CORO_FINISHED)
-        gb__die("gb_coro_resume: coroutine %p has finished; it cannot be resumed", (void *)h);
-    if (c->status == GB_CORO_RUNNING)
-        gb__die("gb_coro_resume: coroutine %p is running (a coroutine cannot resume itself "
-                "or one that is waiting on it)",
-                (void *)h);
-    gb__thread *t = c->thread;
-    gb_coro *me = t->cur_coro;
-    if (me)
-        gb__pin_frozen_push(t, me);
-    gb__pin_frozen_remove(c);
-    gb__pin_thawed(c);
-    c->caller = me;
-    c->status = GB_CORO_RUNNING;
-    c->rstack.resumer = t->cur;
-    t->cur_coro = c;
-    t->cur = &c->rstack;
-    c->tsan_caller = gb__tsan_current();
-    switch_to(me ? &me->sp : &t->main_sp, me ? &me->asan_fake : &t->asan_fake_main, c->sp,
-              c->stack.lo, (size_t)(c->stack.hi - c->stack.lo), c->tsan_fiber);
-    /* Back: c yielded or finished. */
-    gb__asan_finish(me ? me->asan_fake : t->asan_fake_main, NULL, NULL);
-    t->cur_coro = me;
-    t->cur = me ? &me->rstack : &t->main_stack;
-    bool finished = c->status == GB_CORO_FINISHED;
-    /* Its stack is dead: what it pinned may go now. */
-    if (finished)
-        gb__pin_witness_gone(c);
-    /* Regions that need a try get it before we thaw, while our stack is
-     * still frozen with its sp saved by the switch: what we witnessed was
-     * dropped for a try when we froze to resume c, and once we run no scan
-     * sees our live frames, so a try then would free a region a frame of
-     * ours still points into. */
-    if (finished || !gb__list_empty(&t->retired_dirty))
-        gb__pin_retry(t);
-    if (me) {
-        gb__pin_frozen_remove(me);
-        gb__pin_thawed(me);
-    }
-    return !finished;
+    return gb__coro_resume_path(gb__self(), h, NULL, GB__CP_ALL);
 }
 
 void gb_coro_yield(void)
 {
-    gb__thread *t = gb__self();
-    gb_coro *c = t->cur_coro;
-    if (!c)
-        gb__die("gb_coro_yield: called outside any coroutine");
-    c->status = GB_CORO_SUSPENDED;
-    gb__pin_frozen_push(t, c);
-    void *to = c->caller ? c->caller->sp : t->main_sp;
-    switch_to(&c->sp, &c->asan_fake, to, c->caller_lo, c->caller_size, c->tsan_caller);
-    /* Resumed: gb_coro_resume has set the thread's state. */
-    gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);
+    gb__coro_yield_path(gb__self(), NULL, GB__CP_ALL);
 }
 
 void gb_coro_free(gb_coro *h)
 {
     if (!h)
         return;
-    gb_coro *c = coro_of("gb_coro_free", h);
+    gb_coro *c = gb__coro_of_slow("gb_coro_free", h);
     if (c->status == GB_CORO_RUNNING)
         gb__die("gb_coro_free: coroutine %p is running; free it after it yields or finishes",
                 (void *)h);
     gb__thread *t = c->thread;
-    gb__pin_frozen_remove(c);
+    gb__pin_frozen_unlink(c);
     gb__pin_witness_gone(c);
     /* Regions it entered and never left go now; its own stack no longer
      * counts as a pinner. */
@@ -305,7 +282,7 @@ void gb_coro_free(gb_coro *h)
 
 gb_coro_status gb_coro_status_of(const gb_coro *h)
 {
-    return coro_of("gb_coro_status_of", h)->status;
+    return gb__coro_of_slow("gb_coro_status_of", h)->status;
 }
 
 gb_coro *gb_coro_current(void)

@@ -21,8 +21,9 @@ typedef struct gb__thread gb__thread;
  *   - sp is the saved stack pointer whenever the coroutine is not the
  *     running one; the words of [sp, stack.hi) are its whole frozen state,
  *     saved registers included (switch/switch.h);
- *   - flink is on its thread's frozen list exactly while its stack is
- *     frozen (pin.h);
+ *   - frozen says whether its stack is frozen (pin.h); flink is on its
+ *     thread's frozen list while it is, and may stay there after it thaws
+ *     (pin.h: the list work is done when the list is read);
  *   - summary holds the sorted distinct words of [sp, stack.hi) when
  *     summary_valid, built at most once between two runs (fix/retry.c);
  *   - witnessed lists the retired regions whose witness it is (through
@@ -41,6 +42,7 @@ struct gb_coro {
     uintptr_t *summary;
     size_t nsummary, summary_cap;
     bool summary_valid;
+    bool frozen;
     unsigned vg_id;
     gb__list witnessed;
     void *asan_fake;

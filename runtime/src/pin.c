@@ -61,6 +61,13 @@ void gb__pin_witness_gone_slow(gb_coro *c)
         witness_drop(c->thread, GB__LIST_ENTRY(c->witnessed.next, gb_region, wlink));
 }
 
+void gb__pin_frozen_sync(gb__thread *t)
+{
+    GB__LIST_EACH(l, &t->frozen)
+        if (!GB__LIST_ENTRY(l, gb_coro, flink)->frozen)
+            gb__list_remove(l);
+}
+
 /* ------------------------------------------------------------ stack scan */
 
 /* The words of c's frozen stack. Read without ASan's checks: live frames
@@ -136,6 +143,7 @@ void gb__pin_try(gb__thread *t, gb_region *r)
         return;
     if (r->witness)
         witness_drop(t, r);
+    gb__pin_frozen_sync(t);
     gb_coro *p = gb__fix_pinner(t, r);
     /* A retired region was pinned by frozen stacks when it was left; the
      * one of them running now (resumed since) may hold the pointer in a
@@ -177,7 +185,10 @@ void gb__pin_retry(gb__thread *t)
 
 gb_coro *gb__pin_pinner(gb__thread *t, gb_region *r)
 {
-    return !gb__list_empty(&t->frozen) ? gb__fix_pinner(t, r) : NULL;
+    if (gb__list_empty(&t->frozen))
+        return NULL;
+    gb__pin_frozen_sync(t);
+    return gb__fix_pinner(t, r);
 }
 
 void gb__pin_release(gb__thread *t, gb_region *r)

@@ -55,27 +55,51 @@ static inline void gb__pin_thawed(gb_coro *c)
     c->nsummary = 0;
 }
 
+/* Freezing and thawing are a mark on every switch; the frozen list is
+ * brought up to date when it is read (gb__pin_frozen_sync): a coroutine
+ * that thaws stays where it is on the list, and one that freezes at the
+ * head of the list (the common case: it was the last to freeze before it
+ * ran) stays there too, so a resume and yield round trip moves no link
+ * while the list keeps its frozen coroutines most recently frozen first. */
 static inline bool gb__pin_is_frozen(const gb_coro *c)
 {
-    return gb__list_linked(&c->flink);
+    return c->frozen;
 }
 
-/* c's stack stops changing: it joins the head of t's frozen list. Its
- * stack changed since it was last frozen, so what it witnessed needs
- * another try against the stack as it is now. */
+/* c's stack stops changing: it is the head of t's frozen list. Its stack
+ * changed since it was last frozen, so what it witnessed needs another try
+ * against the stack as it is now. */
 static inline void gb__pin_frozen_push(gb__thread *t, gb_coro *c)
 {
     if (gb__pin_is_frozen(c))
         return;
     gb__pin_witness_gone(c);
+    c->frozen = true;
+    if (GB__LIKELY(t->frozen.next == &c->flink))
+        return;
+    if (gb__list_linked(&c->flink))
+        gb__list_remove(&c->flink);
     gb__list_push(&t->frozen, &c->flink);
 }
 
-/* c is about to run: its stack is no longer frozen. */
+/* c is about to run: its stack is no longer frozen. It stays on the list
+ * until the list is read. */
 static inline void gb__pin_frozen_remove(gb_coro *c)
 {
-    if (gb__pin_is_frozen(c))
+    c->frozen = false;
+}
+
+/* c is freed: off the frozen list at once. */
+static inline void gb__pin_frozen_unlink(gb_coro *c)
+{
+    c->frozen = false;
+    if (gb__list_linked(&c->flink))
         gb__list_remove(&c->flink);
 }
+
+/* Takes the coroutines that thawed since the last read off t's frozen
+ * list, which then holds exactly the frozen ones: before anything walks
+ * it (the pin check). */
+void gb__pin_frozen_sync(gb__thread *t);
 
 #endif /* GB_PIN_H */

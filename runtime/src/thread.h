@@ -26,7 +26,9 @@ typedef struct gb__stack_pool gb__stack_pool;
  *   - frozen lists every coroutine of this thread whose stack is frozen
  *     (suspended, or running but waiting on one it resumed), most recently
  *     frozen first (through gb_coro.flink): exactly the stacks a pin check
- *     must consider;
+ *     must consider. Coroutines thawed since the list was last read may
+ *     still be on it (pin.h, gb__pin_frozen_sync takes them off), in
+ *     their places: the frozen ones among them keep that order;
  *   - a retired region of this thread is on retired_pinned while it has a
  *     witness (npinned counts them) and on retired_dirty while it needs a
  *     try (through gb_region.rlink). */

@@ -61,11 +61,9 @@
 
 	.text
 
-/* void gb__switch(void **from_sp, void *to_sp)
- * x0 = from_sp, x1 = to_sp. sp is always 16-byte aligned on arm64, and the
- * frame is a multiple of 16 bytes, so the saved sp is aligned too. */
-GB_FUNC_BEGIN(gb__switch)
-	GB_BTI_C
+/* The saving half of both switches: the callee-saved registers in the
+ * frame of switch.h, sp stored in *from_sp (x0) and to_sp (x1) loaded. */
+.macro GB_SAVE_AND_LOAD
 	sub	sp, sp, #160
 	stp	x29, x30, [sp, #0]
 	stp	x19, x20, [sp, #16]
@@ -77,11 +75,14 @@ GB_FUNC_BEGIN(gb__switch)
 	stp	d10, d11, [sp, #112]
 	stp	d12, d13, [sp, #128]
 	stp	d14, d15, [sp, #144]
-
 	mov	x9, sp
 	str	x9, [x0]
 	mov	sp, x1
+.endm
 
+/* The restoring half: reloads the other context's registers and returns
+ * into it with x0 = x2 (the value passed). */
+.macro GB_LOAD_AND_RETURN
 	ldp	x29, x30, [sp, #0]
 	ldp	x19, x20, [sp, #16]
 	ldp	x21, x22, [sp, #32]
@@ -93,8 +94,36 @@ GB_FUNC_BEGIN(gb__switch)
 	ldp	d12, d13, [sp, #128]
 	ldp	d14, d15, [sp, #144]
 	add	sp, sp, #160
+	mov	x0, x2
 	ret
+.endm
+
+/* uintptr_t gb__switch(void **from_sp, void *to_sp, uintptr_t pass)
+ * x0 = from_sp, x1 = to_sp, x2 = pass. sp is always 16-byte aligned on
+ * arm64, and the frame is a multiple of 16 bytes, so the saved sp is aligned
+ * too. */
+GB_FUNC_BEGIN(gb__switch)
+	GB_BTI_C
+	GB_SAVE_AND_LOAD
+	GB_LOAD_AND_RETURN
 GB_FUNC_END(gb__switch)
+
+/* uintptr_t gb__switch_hook(void **from_sp, void *to_sp, uintptr_t pass,
+ *                           void (*hook)(void *), void *arg)
+ * x0..x4. The switch of gb__switch, which calls hook(arg) on the other
+ * context's stack, below its saved frame, before reloading that context's
+ * registers. sp is the saved sp there, 16-byte aligned. pass waits in x19,
+ * which the hook preserves and which is reloaded from the frame afterwards;
+ * x30 is reloaded from the frame too. */
+GB_FUNC_BEGIN(gb__switch_hook)
+	GB_BTI_C
+	GB_SAVE_AND_LOAD
+	mov	x19, x2
+	mov	x0, x4
+	blr	x3
+	mov	x2, x19
+	GB_LOAD_AND_RETURN
+GB_FUNC_END(gb__switch_hook)
 
 /* Entered by the ret of the first gb__switch into a new context, with
  * sp == stack_top, x19 = entry and x20 = arg as laid out by

@@ -36,20 +36,36 @@
 #error "giveback: gb__switch implements the System V / AAPCS64 conventions, not the Windows x64 or ARM64 ABIs"
 #endif
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Saves the callee-saved registers of the running context by pushing them on
  * its own stack, stores the resulting stack pointer in *from_sp, loads to_sp,
- * pops that context's registers and returns into it.
+ * pops that context's registers and returns into it, where the gb__switch
+ * (or gb__switch_hook) call that suspended it returns pass. So a switch
+ * carries a value, and a caller that tail-calls gb__switch makes the other
+ * context return straight into its own caller with that value: no frame of
+ * the switching function is left to return through.
  *
  * to_sp must be a value previously stored by gb__switch or returned by
  * gb__switch_init, and each such value may be resumed only once. from_sp may
  * point anywhere (typically into the coroutine object); it is written before
  * the other context runs. Caller-saved registers are not preserved, which is
- * what the compiler already assumes for an ordinary call. */
-void gb__switch(void **from_sp, void *to_sp);
+ * what the compiler already assumes for an ordinary call. The first switch
+ * into a new context ignores pass. */
+uintptr_t gb__switch(void **from_sp, void *to_sp, uintptr_t pass);
+
+/* gb__switch, which calls hook(arg) on the other context's stack, below its
+ * saved frame and before its registers are restored: the work that context
+ * would have done after its switch returned, done while its stack is still
+ * as it was saved (its sp published in the word it was stored in). The
+ * hook runs with the other context's control words, must return, and must
+ * not switch. to_sp must not be a fresh context's (gb__switch_init). */
+uintptr_t gb__switch_hook(void **from_sp, void *to_sp, uintptr_t pass, void (*hook)(void *),
+                          void *arg);
 
 /* Prepares a fresh stack whose highest usable address is stack_top (16-byte
  * aligned) so that the first gb__switch to the returned sp calls entry(arg) on

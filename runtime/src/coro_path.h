@@ -1,0 +1,181 @@
+/* coro_path.h -- the resume and yield paths of coroutines, inline (coro.c).
+ *
+ * gb_coro_resume and gb_coro_yield are built here from their stages, so
+ * that bench/coro_bench.c can time the same code with stages left out
+ * (the breakdown of a round trip) instead of a copy that would drift:
+ *   - the switch itself (switch/switch.h), always;
+ *   - GB__CP_HANDLE: the handle decoded and checked, the status checked and
+ *     set, which coroutine runs and which one resumed it;
+ *   - GB__CP_FREEZE: the pinning bookkeeping: the stack that stops running
+ *     frozen, the one that runs thawed, and the rare work (a retry of the
+ *     retired regions that need one) behind one branch;
+ *   - GB__CP_RSTACK: the region stack in force swapped.
+ * The runtime runs all of them (GB__CP_ALL); a path with some left out is
+ * for the benchmark alone, on a coroutine it keeps to itself.
+ *
+ * The switch carries a value and is the last call of both paths: a resume
+ * switches into the coroutine, which returns into its caller of
+ * gb_coro_yield; a yield switches straight into the caller of
+ * gb_coro_resume, which returns what the yield passed (true: not finished).
+ * No frame of either function is returned through after a switch, so every
+ * return predicts right, as with Boost.Context's fcontext. What the resumer
+ * did after its switch before (setting the running context back, thawing
+ * itself) is done by the yielder before it switches; what must run on the
+ * resumer's stack while it is still frozen (a retry, which may scan it; the
+ * ASan fiber hook) runs there through gb__switch_hook, on the rare path.
+ */
+#ifndef GB_CORO_PATH_H
+#define GB_CORO_PATH_H
+
+#include "coro.h"
+#include "pin.h"
+#include "sanitizers.h"
+#include "switch/switch.h"
+#include "thread.h"
+
+/* ------------------------------------------------------------ handles
+ *
+ * A handle is generation << GB__CORO_SLOT_BITS | slot (coro.c says why);
+ * slot s of the table says which coroutine is in it and whose it is. */
+#define GB__CORO_SLOT_BITS 18
+#define GB__CORO_SLOTS ((uint32_t)1 << GB__CORO_SLOT_BITS)
+
+/* A slot: c is its coroutine, or NULL while free; gen is the occupant's
+ * generation, or while free the next one's (every handle issued for this
+ * slot before has a lower one); owner is the occupant's thread; next_free
+ * links free slots (index + 1) under coro.c's lock. */
+typedef struct gb__coro_slot {
+    _Atomic(gb_coro *) c;
+    _Atomic(uint32_t) gen;
+    uint32_t next_free;
+    _Atomic(gb__thread *) owner;
+} gb__coro_slot;
+
+extern gb__coro_slot gb__coro_slots[GB__CORO_SLOTS];
+
+/* The full decode of h for `who` (coro.c): the coroutine of this thread h
+ * names, or the process stops naming what h is. */
+gb_coro *gb__coro_of_slow(const char *who, const gb_coro *h);
+
+/* The coroutine of thread t that h names. The common case is one slot
+ * read: the slot is t's (only t stores t there, and it clears the owner
+ * before the slot is freed, so its occupant is t's own and alive) and its
+ * occupant's handle is h, generation included. Anything else (NULL, a
+ * freed or bogus handle, another thread's) is for the full decode, which
+ * names it. */
+static inline gb_coro *gb__coro_of(gb__thread *t, const char *who, const gb_coro *h)
+{
+    uintptr_t v = (uintptr_t)h;
+    gb__coro_slot *sl = &gb__coro_slots[v & (GB__CORO_SLOTS - 1)];
+    if (GB__LIKELY(atomic_load_explicit(&sl->owner, memory_order_relaxed) == t)) {
+        gb_coro *c = atomic_load_explicit(&sl->c, memory_order_relaxed);
+        if (GB__LIKELY(c && c->handle == v))
+            return c;
+    }
+    return gb__coro_of_slow(who, h);
+}
+
+/* Stops the process: c, named by h, is not suspended (coro.c). */
+GB__NORETURN void gb__coro_die_resume(const gb_coro *c, const gb_coro *h);
+
+/* gb__switch declared as returning bool, for the tail call of the resume
+ * path: the value passed is 0 or 1, a valid bool in the return register,
+ * and a call whose result must be converted first is no tail call. */
+#define GB__CP_STR2(x) #x
+#define GB__CP_STR(x) GB__CP_STR2(x)
+bool gb__switch_bool(void **from_sp, void *to_sp, uintptr_t pass)
+    __asm__(GB__CP_STR(__USER_LABEL_PREFIX__) "gb__switch");
+
+/* ------------------------------------------------------------- stages */
+
+enum {
+    GB__CP_HANDLE = 1,
+    GB__CP_FREEZE = 2,
+    GB__CP_RSTACK = 4,
+    GB__CP_ALL = 7,
+};
+
+#if defined(GB__ASAN)
+#define GB__CP_ASAN 1
+#else
+#define GB__CP_ASAN 0
+#endif
+
+/* Runs on the resumer's stack, still frozen, once the yielder or finisher
+ * c has switched away (gb__switch_hook): what that resumer must do before
+ * it runs again when there is rare work (coro.c). */
+void gb__coro_resumer_lands(void *c);
+
+/* Resumes c (named by h when GB__CP_HANDLE is in stages, else c is given)
+ * on thread t: returns what the yield or end of c passes back (true while
+ * c has not finished). */
+__attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__thread *t, gb_coro *h,
+                                                                       gb_coro *c, unsigned stages)
+{
+    if (stages & GB__CP_HANDLE) {
+        c = gb__coro_of(t, "gb_coro_resume", h);
+        if (GB__UNLIKELY(c->status != GB_CORO_SUSPENDED))
+            gb__coro_die_resume(c, h);
+    }
+    gb_coro *me = t->cur_coro;
+    if (stages & GB__CP_FREEZE) {
+        if (me)
+            gb__pin_frozen_push(t, me);
+        gb__pin_frozen_remove(c);
+        gb__pin_thawed(c);
+    }
+    if (stages & GB__CP_HANDLE) {
+        c->caller = me;
+        c->status = GB_CORO_RUNNING;
+        t->cur_coro = c;
+    }
+    if (stages & GB__CP_RSTACK) {
+        c->rstack.resumer = t->cur;
+        t->cur = &c->rstack;
+    }
+    c->tsan_caller = gb__tsan_current();
+    gb__asan_start(me ? &me->asan_fake : &t->asan_fake_main, c->stack.lo,
+                   (size_t)(c->stack.hi - c->stack.lo));
+    gb__tsan_switch(c->tsan_fiber);
+    return gb__switch_bool(me ? &me->sp : &t->main_sp, c->sp, 0);
+}
+
+/* Yields the running coroutine of thread t (c, given, when GB__CP_HANDLE
+ * is not in stages) back to its resumer, which gets true. */
+__attribute__((always_inline)) static inline void gb__coro_yield_path(gb__thread *t, gb_coro *c,
+                                                                      unsigned stages)
+{
+    if (stages & GB__CP_HANDLE) {
+        c = t->cur_coro;
+        if (GB__UNLIKELY(!c))
+            gb__die("gb_coro_yield: called outside any coroutine");
+        c->status = GB_CORO_SUSPENDED;
+    }
+    gb_coro *me = c->caller;
+    if (stages & GB__CP_FREEZE)
+        gb__pin_frozen_push(t, c);
+    if (stages & GB__CP_HANDLE)
+        t->cur_coro = me;
+    if (stages & GB__CP_RSTACK)
+        t->cur = me ? &me->rstack : &t->main_stack;
+    void **to = me ? &me->sp : &t->main_sp;
+    gb__asan_start(&c->asan_fake, c->caller_lo, c->caller_size);
+    gb__tsan_switch(c->tsan_caller);
+    if (stages & GB__CP_FREEZE) {
+        /* The one branch of the rare work: regions to try, which must be
+         * tried while the resumer is still frozen, and the ASan hook. */
+        if (GB__UNLIKELY(GB__CP_ASAN || !gb__list_empty(&t->retired_dirty))) {
+            gb__switch_hook(&c->sp, *to, 1, gb__coro_resumer_lands, c);
+            gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);
+            return;
+        }
+        if (me) {
+            gb__pin_frozen_remove(me);
+            gb__pin_thawed(me);
+        }
+    }
+    gb__switch(&c->sp, *to, 1);
+    gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);
+}
+
+#endif /* GB_CORO_PATH_H */
