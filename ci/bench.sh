@@ -17,7 +17,7 @@
 # Writes build/bench/: bench.txt (everything printed), bench.tsv (the
 # figures, "<name>\t<value>\t<unit>"), meta.tsv (when, which commit, which
 # machine: "<key>\t<value>"), gbprobe.csv, and charts/ (ci/charts.sh).
-# Takes about 8 minutes on 2 cores; --quick is a smoke run of under a minute
+# Takes about 13 minutes on 2 cores; --quick is a smoke run of under a minute
 # with small counts (its figures are not comparable, and it never touches
 # the README). --readme then rewrites the README's performance table from
 # this run's bench.tsv (ci/bench_readme.sh); make bench passes it.
