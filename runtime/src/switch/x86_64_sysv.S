@@ -55,8 +55,12 @@
 	pushq	%r14
 	pushq	%r15
 	/* Push a zero word and store the MXCSR in its low half and the x87
-	 * control word above it, so the two padding bytes are always zero. */
-	pushq	$0
+	 * control word above it, so the two padding bytes are always zero.
+	 * No immediate operand in these macros: Apple's assembler reads $0 to
+	 * $9 in a macro's body as the macro's arguments. rax is caller-saved
+	 * and carries no argument here. */
+	xorl	%eax, %eax
+	pushq	%rax
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
 .endm
@@ -68,7 +72,7 @@
  * which for coroutines that alternate is right (a raw round trip here: 30 ns
  * with ret, 16 without). rcx is caller-saved, free to use. */
 .macro GB_POP_AND_JUMP
-	addq	$8, %rsp
+	leaq	8(%rsp), %rsp
 	popq	%r15
 	popq	%r14
 	popq	%r13
