@@ -162,15 +162,16 @@ GB_TEST(a_running_coroutine_still_on_the_frozen_list_pins_nothing)
  * no frame of its own, and the scan must include it. The value arrives
  * encoded so no frame holds the plain pointer. */
 #define KEY ((uintptr_t)0x5a5a5a5a5a5a5a5aull)
+#if defined(__x86_64__)
+#define SAVED_REG "r12"
+#elif defined(__aarch64__)
+#define SAVED_REG "x19"
+#endif
 
 static void hold_in_register(void *arg)
 {
     uintptr_t enc = *(volatile uintptr_t *)arg;
-#if defined(__x86_64__)
-    register uintptr_t p __asm__("r12") = enc ^ KEY;
-#elif defined(__aarch64__)
-    register uintptr_t p __asm__("x19") = enc ^ KEY;
-#endif
+    register uintptr_t p __asm__(SAVED_REG) = enc ^ KEY;
     __asm__ volatile("" : "+r"(p));
     gb_coro_yield();
     __asm__ volatile("" : "+r"(p));
@@ -203,11 +204,7 @@ GB_TEST(a_pointer_in_a_saved_register_alone_pins)
 static void hold_in_register_then_let_go(void *arg)
 {
     uintptr_t enc = *(volatile uintptr_t *)arg;
-#if defined(__x86_64__)
-    register uintptr_t p __asm__("r12") = enc ^ KEY;
-#elif defined(__aarch64__)
-    register uintptr_t p __asm__("x19") = enc ^ KEY;
-#endif
+    register uintptr_t p __asm__(SAVED_REG) = enc ^ KEY;
     __asm__ volatile("" : "+r"(p));
     gb_coro_yield();
     __asm__ volatile("" : "+r"(p));
