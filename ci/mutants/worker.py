@@ -1,0 +1,183 @@
+"""worker.py -- a copy of the project, its build trees, and the mutants
+tried in them one at a time.
+
+The project's own files are never written: each worker mutates a copy of
+them (build/mutants/w<N>/src), made once and brought up to date at every
+run, and builds it in trees of its own, one per tier (w<N>/<preset>),
+reused from run to run, so that a mutant costs the rebuild of the objects
+its file is in and a relink. The tree of a later tier is made the first
+time a mutant gets that far. Every file is put back byte for byte after
+its mutant, and checked.
+"""
+import hashlib
+import os
+import shutil
+import threading
+import time
+
+import coverage
+import runner
+from mutant import INVALID, KILLED, SURVIVED, TIMEOUT
+
+
+def sync(root, files, dest):
+    """Makes dest hold exactly files (paths relative to root) as they are
+    in root; a file whose content is already the same is not touched, so
+    the build trees rebuild only what changed."""
+    wanted = set(files)
+    for rel in files:
+        a, b = os.path.join(root, rel), os.path.join(dest, rel)
+        with open(a, "rb") as f:
+            data = f.read()
+        try:
+            with open(b, "rb") as f:
+                same = f.read() == data
+        except OSError:
+            same = False
+        if not same:
+            os.makedirs(os.path.dirname(b), exist_ok=True)
+            with open(b, "wb") as f:
+                f.write(data)
+        shutil.copymode(a, b)
+    for dirpath, dirnames, filenames in os.walk(dest):
+        for name in filenames:
+            rel = os.path.relpath(os.path.join(dirpath, name), dest)
+            if rel not in wanted:
+                os.remove(os.path.join(dirpath, name))
+
+
+def write_now(path, data):
+    """Writes data to path with a modification time of now, read from the
+    fine clock: the build must see the file as newer than its object even
+    when both fall in one tick of the file system's coarse clock."""
+    with open(path, "wb") as f:
+        f.write(data)
+    now = time.time_ns()
+    os.utime(path, ns=(now, now))
+
+
+class Tree:
+    """One tier's build tree of a worker."""
+
+    def __init__(self, tier, path):
+        self.tier, self.path = tier, path
+        self.ready = False
+        self.dirty = False  # it holds the objects of a mutant since put back
+        self.specs = {}
+
+
+class Worker:
+    def __init__(self, n, cfg, work, jobs_per_build, coverage_data, say):
+        self.n, self.cfg, self.say = n, cfg, say
+        self.home = os.path.join(work, "w%d" % n)
+        self.src = os.path.join(self.home, "src")
+        self.jobs = jobs_per_build
+        self.cov = coverage_data
+        self.running = runner.Running()
+        self.trees = [Tree(t, os.path.join(self.home, t.name)) for t in cfg.tiers]
+        self.current = None  # (path, original bytes) while a mutant is in place
+        self.lock = threading.Lock()
+
+    def prepare(self, root, files):
+        os.makedirs(self.src, exist_ok=True)
+        sync(root, files, self.src)
+        self.ready(self.trees[0])
+
+    def ready(self, tree):
+        """Configures and builds tree, unmutated, the first time."""
+        if tree.ready:
+            return
+        log = os.path.join(self.home, tree.tier.name + "-build.log")
+        if not os.path.exists(os.path.join(tree.path, "build.ninja")):
+            coverage.configure(self.src, tree.path, tree.tier.cmake, os.path.join(self.home, tree.tier.name + "-configure.log"))
+        if not coverage.build(tree.path, log, self.jobs):
+            raise SystemExit("mutants: the unmutated tree does not build in %s; see %s" % (tree.path, log))
+        tree.specs = {s.name: s for s in runner.ctest_specs(tree.path)}
+        if tree is self.trees[0]:
+            for s in runner.bats_specs(self.src, self.cfg.bats_files()):
+                tree.specs[s.name] = s
+        tree.ready = True
+
+    def restore(self):
+        with self.lock:
+            self._restore()
+
+    def _restore(self):
+        if self.current:
+            path, data = self.current
+            write_now(path, data)
+            with open(path, "rb") as f:
+                if hashlib.sha1(f.read()).digest() != hashlib.sha1(data).digest():
+                    raise SystemExit("mutants: %s was not restored byte for byte" % path)
+            self.current = None
+
+    def try_mutant(self, m, tests, stop):
+        """Runs tests (names, in order) against mutant m, tier by tier,
+        until one fails; sets m's verdict. A C mutant that survives the
+        first tier is tried in the next ones with the tests they run."""
+        path = os.path.join(self.src, m.path)
+        with open(path, "rb") as f:
+            original = f.read()
+        t0 = time.monotonic()
+        with self.lock:
+            if stop.is_set():
+                return
+            self.current = (path, original)
+            write_now(path, m.apply(original.decode("utf-8")).encode("utf-8"))
+        try:
+            m.verdict = SURVIVED
+            for k, tree in enumerate(self.trees):
+                if k and m.lang != "c":
+                    break
+                names = [t for t in tests if tree.tier.runs(t) and (k == 0 or self.cov.tests[t]["kind"] == "ctest")]
+                if not names:
+                    continue
+                self.ready(tree)
+                if m.lang == "c" or tree.dirty:
+                    tree.dirty = m.lang == "c"
+                    log = os.path.join(self.home, "mutant-build.log")
+                    if not coverage.build(tree.path, log, self.jobs, self.running):
+                        if stop.is_set():
+                            m.verdict = ""
+                            return
+                        m.verdict, m.test = INVALID, first_error(log) + ("" if k == 0 else " [%s]" % tree.tier.name)
+                        return
+                if self.judge(m, tree, k, names, stop):
+                    return
+        finally:
+            self.restore()
+            m.seconds = time.monotonic() - t0
+
+    def judge(self, m, tree, k, names, stop):
+        """Runs names in tree until one fails: True when one did (m's
+        verdict set), or when the run is being stopped."""
+        tag = "" if k == 0 else " [%s]" % tree.tier.name
+        slower = 1 if k == 0 else 3
+        for name in names:
+            if stop.is_set():
+                m.verdict = ""
+                return True
+            spec = tree.specs.get(name)
+            if spec is None:
+                continue
+            base = self.cov.tests[name]
+            limit = slower * max(10.0, 10 * base["seconds"])
+            rss = (1 if k == 0 else 4) * max(2 * 1024 * 1024, 4 * base["rss_kib"])
+            res = runner.run(spec, {}, limit, rss, self.running)
+            m.tests_run += 1
+            if res.status in (runner.FAIL, runner.MEMORY):
+                m.verdict = KILLED
+                m.test = name + tag + (" (past its memory guard)" if res.status == runner.MEMORY else "")
+                return True
+            if res.status == runner.TIMEOUT:
+                m.verdict, m.test = TIMEOUT, "%s%s (past %.0f s)" % (name, tag, limit)
+                return True
+        return False
+
+
+def first_error(log):
+    with open(log, errors="replace") as f:
+        for line in f:
+            if "error:" in line:
+                return "does not compile: " + line.strip()[:200]
+    return "does not build"
