@@ -97,6 +97,34 @@ GB_TEST(a_refused_try_changes_nothing_and_the_region_goes_on)
     gbt_check_all_given_back();
 }
 
+/* A solo block asked to grow to 1 TiB: the address index would need a
+ * table of 128 MiB for the range, which can be had; the block cannot. The
+ * refusal must not leave that table behind (bytes_meta), nor anything
+ * else, and the block still grows in place afterwards. */
+GB_TEST(a_refused_growth_of_a_solo_block_changes_nothing_the_index_included)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(2 * MIB); /* past the chain's 1 MiB blocks: a solo block */
+    memset(p, 'p', 2 * MIB);
+    gb_stats before = gbt_stats();
+    size_t bytes = gb_region_bytes(r);
+    CHECK(gb_try_realloc(p, 2 * MIB, (size_t)1 << 40) == NULL);
+    gb_stats after = gbt_stats();
+    check_same_but_refusals(&before, &after);
+    CHECK_EQ(after.refusals - before.refusals, 1);
+    CHECK_EQ(gb_region_bytes(r), bytes);
+    for (size_t i = 0; i < 2 * MIB; i += 4096)
+        CHECK(p[i] == 'p');
+    char *q = gb_try_realloc(p, 2 * MIB, 3 * MIB);
+    CHECK(q != NULL);
+    CHECK(q[2 * MIB - 1] == 'p');
+    CHECK(gb_region_of(q) == r);
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 static void stop_on_huge(void)
 {
     gb_enter();

@@ -57,10 +57,10 @@ static size_t table_bytes(size_t cap)
     return gb__round_up(cap * sizeof(gb__index_slot), gb__os.page_size);
 }
 
-static gb__index_slot *table_new(gb__index_table *ix, size_t cap)
+static gb__index_slot *table_new(size_t cap, bool *mapped)
 {
     void *p = gb__unix_map(table_bytes(cap), gb__os.page_size); /* a fresh mapping is zero */
-    ix->mapped = p != NULL;
+    *mapped = p != NULL;
     if (!p)
         p = calloc(cap, sizeof(gb__index_slot));
     if (p)
@@ -84,47 +84,71 @@ static void table_free(gb__index_slot *slots, size_t cap, bool mapped)
     }
 }
 
-static bool resize(gb__index_table *ix, size_t cap)
-{
-    gb__index_slot *old = ix->slots;
-    size_t old_cap = ix->cap;
-    bool old_mapped = ix->mapped;
-    gb__index_slot *slots;
-    if (cap == GB__INDEX_INLINE) {
-        slots = ix->small;
-        memset(slots, 0, sizeof ix->small);
-        ix->mapped = false;
-    } else if (!(slots = table_new(ix, cap))) {
-        ix->mapped = old_mapped;
-        return false;
-    }
-    ix->slots = slots;
-    ix->cap = cap;
-    ix->count = 0;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old[i].key)
-            put(ix, &old[i]);
-    if (old && old != ix->small)
-        table_free(old, old_cap, old_mapped);
-    return true;
-}
-
 /* The most granules of t a range of size bytes touches. */
 static size_t span(const gb__index_table *t, size_t size)
 {
     return (size >> t->shift) + 2;
 }
 
-bool gb__index_reserve(gb__index *index, size_t size)
+bool gb__index_prepare(gb__index *index, size_t size, gb__index_grow *g)
 {
     gb__index_table *ix = table_for(index, size);
     size_t need = ix->count + span(ix, size);
+    g->table = ix;
+    g->slots = NULL;
     if (need * 2 <= ix->cap)
         return true;
     size_t cap = ix->cap ? ix->cap : GB__INDEX_INLINE;
     while (need * 2 > cap)
         cap *= 2;
-    return resize(ix, cap);
+    g->cap = cap;
+    if (cap == GB__INDEX_INLINE) {
+        /* Only before the first entry: the table in the thread's state,
+         * unused so far, costs nothing to take. */
+        g->slots = ix->small;
+        g->mapped = false;
+        return true;
+    }
+    g->slots = table_new(cap, &g->mapped);
+    return g->slots != NULL;
+}
+
+void gb__index_commit(gb__index_grow *g)
+{
+    gb__index_table *ix = g->table;
+    if (!g->slots)
+        return;
+    gb__index_slot *old = ix->slots;
+    size_t old_cap = ix->cap;
+    bool old_mapped = ix->mapped;
+    if (g->slots == ix->small)
+        memset(ix->small, 0, sizeof ix->small);
+    ix->slots = g->slots;
+    ix->cap = g->cap;
+    ix->mapped = g->mapped;
+    ix->count = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].key)
+            put(ix, &old[i]);
+    if (old && old != ix->small)
+        table_free(old, old_cap, old_mapped);
+    g->slots = NULL;
+}
+
+void gb__index_abandon(gb__index_grow *g)
+{
+    if (g->slots && g->slots != g->table->small)
+        table_free(g->slots, g->cap, g->mapped);
+    g->slots = NULL;
+}
+
+bool gb__index_reserve(gb__index *index, size_t size)
+{
+    gb__index_grow g;
+    if (!gb__index_prepare(index, size, &g))
+        return false;
+    gb__index_commit(&g);
+    return true;
 }
 
 void gb__index_add(gb__index *index, const void *base, size_t size, uintptr_t val, void *owner)

@@ -363,12 +363,21 @@ static void *grow_solo_once(gb_region *r, gb__block *b, size_t old_n, size_t a, 
         *why = GB_OOM_LIMIT;
         return NULL;
     }
+    /* The index's room is made ready first and put in place only once
+     * the block has grown: a refusal changes nothing, the index included
+     * (growing to 1 TiB would otherwise leave a table of 128 MiB behind). */
     gb__chunk c, was = b->chunk;
-    if (!gb__index_reserve(&r->home->index, GB__BLOCK_HDR + a) ||
-        !gb__chunk_try_grow(&r->home->cache, b->chunk, GB__BLOCK_HDR + old_n, GB__BLOCK_HDR + a, r->limit != 0, &c)) {
+    gb__index_grow room;
+    if (!gb__index_prepare(&r->home->index, GB__BLOCK_HDR + a, &room)) {
         *why = GB_OOM_SYSTEM;
         return NULL;
     }
+    if (!gb__chunk_try_grow(&r->home->cache, b->chunk, GB__BLOCK_HDR + old_n, GB__BLOCK_HDR + a, r->limit != 0, &c)) {
+        gb__index_abandon(&room);
+        *why = GB_OOM_SYSTEM;
+        return NULL;
+    }
+    gb__index_commit(&room);
     /* The old range leaves the index by the values it was entered with:
      * where the block moved, its old header is gone. */
     gb__index_remove(&r->home->index, was.base, was.size, (uintptr_t)b | GB__INDEX_BLOCK);
