@@ -410,6 +410,118 @@ GB_TEST(a_handler_that_declines_lets_the_request_fail_once)
     gbt_check_all_given_back();
 }
 
+/* A handler that breaks its rule (giveback.h, gb_oom_handler: it must not
+ * leave or reset the region the request is for): it leaves r and enters
+ * another, leaves r alone, or resets r, and asks for the request again. */
+static bool leave_and_enter(gb_region *r, size_t request, gb_oom_reason why, void *arg)
+{
+    (void)request;
+    (void)why;
+    (void)arg;
+    gb_leave(r);
+    gb_enter();
+    return true;
+}
+
+static bool leave_only(gb_region *r, size_t request, gb_oom_reason why, void *arg)
+{
+    (void)request;
+    (void)why;
+    (void)arg;
+    gb_leave(r);
+    return true;
+}
+
+static bool reset_it(gb_region *r, size_t request, gb_oom_reason why, void *arg)
+{
+    (void)request;
+    (void)why;
+    (void)arg;
+    gb_region_reset(r, 0);
+    gb_region_limit(r, 0);
+    return true;
+}
+
+static gb_oom_handler rule_breaker;
+
+/* A region of 64 KiB at most, one allocation in it, then a request of
+ * 1 MiB past the limit: the handler is called for r. */
+static void ask_past_the_limit_try(void)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_set_oom_handler(rule_breaker, NULL);
+    gb_region *r = gb_enter();
+    gb_region_limit(r, 64 * KIB);
+    gb_alloc(100);
+    gb_try_alloc_in(r, MIB);
+}
+
+static void ask_past_the_limit_stop(void)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_set_oom_handler(rule_breaker, NULL);
+    gb_region *r = gb_enter();
+    gb_region_limit(r, 64 * KIB);
+    gb_alloc(MIB);
+}
+
+static void grow_past_the_limit(void)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_set_oom_handler(rule_breaker, NULL);
+    gb_region *r = gb_enter();
+    gb_region_limit(r, 64 * KIB);
+    char *p = gb_alloc(100);
+    gb_alloc(100);
+    gb_try_realloc_in(r, p, 100, MIB);
+}
+
+GB_TEST(a_handler_that_leaves_or_resets_the_region_it_is_called_for_stops_named)
+{
+    rule_breaker = leave_and_enter;
+    gbt_expect_death(ask_past_the_limit_try,
+                     "gb_try_alloc_in: the out-of-memory handler left region 0x");
+    gbt_expect_death(ask_past_the_limit_try, "which the request of 1048576 bytes is for");
+    rule_breaker = leave_only;
+    gbt_expect_death(ask_past_the_limit_stop, "gb_alloc: the out-of-memory handler left region 0x");
+    rule_breaker = reset_it;
+    gbt_expect_death(ask_past_the_limit_try,
+                     "gb_try_alloc_in: the out-of-memory handler reset region 0x");
+    gbt_expect_death(grow_past_the_limit,
+                     "gb_try_realloc_in: the out-of-memory handler reset region 0x");
+}
+
+/* A handler may give back any other region: one entered inside r, left
+ * in the handler, and the request is met in r. */
+static gb_region *inner;
+
+static bool leave_the_inner_one(gb_region *r, size_t request, gb_oom_reason why, void *arg)
+{
+    (void)request;
+    (void)why;
+    (void)arg;
+    gb_leave(inner);
+    gb_region_limit(r, 0);
+    return true;
+}
+
+GB_TEST(a_handler_may_leave_a_region_other_than_the_one_it_is_called_for)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_set_oom_handler(leave_the_inner_one, NULL);
+    gb_region *r = gb_enter();
+    gb_region_limit(r, 64 * KIB);
+    inner = gb_enter();
+    gb_alloc(MIB);
+    char *p = gb_try_alloc_in(r, MIB);
+    CHECK(p != NULL);
+    CHECK(gb_region_of(p) == r);
+    CHECK(gb_current() == r);
+    gb_set_oom_handler(NULL, NULL);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
 /* ------------------------------------------------------------- for real */
 
 /* Under RLIMIT_AS, a region filled with gb_try_alloc until the first NULL

@@ -351,9 +351,10 @@ typedef enum gb_oom_reason {
  * stopping family stops. It may give memory back (run a collector, leave
  * or reset other regions, gb_sweep, free a cache, raise r's limit) and
  * return true to have the request tried once more; false lets it fail.
- * It must not leave or reset r itself (the request is still for r). A
- * request that fails while the handler runs on this thread fails without
- * calling it again. */
+ * It must not leave or reset r itself (the request is still for r, and a
+ * realloc still holds a pointer into it): a handler that does stops the
+ * process, named, once it returns. A request that fails while the
+ * handler runs on this thread fails without calling it again. */
 typedef bool (*gb_oom_handler)(gb_region *r, size_t request, gb_oom_reason why, void *arg);
 
 /* Sets the process's handler and its argument (NULL: none, the default).

@@ -222,14 +222,43 @@ GB__NORETURN static void refuse(const char *who, gb_region *r, size_t n, gb_oom_
             who, (void *)gb__region_handle(r), n, r->bytes + r->kept_bytes);
 }
 
+/* Whether r, whose handle was h, is still the live region h on the stack
+ * s. Only the descriptors on s are read: r's own may be on a page given
+ * back since. */
+static bool still_on(const gb__rstack *s, const gb_region *r, uintptr_t h)
+{
+    for (const gb_region *x = s->top; x; x = x->parent)
+        if (x == r)
+            return r->handle == h;
+    return false;
+}
+
 /* After a failed attempt at a request of n bytes in r: true to try once
  * more (the handler gave memory back), else the request fails, counted,
- * and stops the process unless it is fallible. */
+ * and stops the process unless it is fallible. The handler may give back
+ * anything but r (giveback.h, gb_oom_handler): the request is still for
+ * r, and a realloc still holds a pointer into it. A handler that left or
+ * reset r stops the process, named, rather than have the request met in
+ * another region or in memory that was given back. */
 static bool retry_or_refuse(const char *who, gb_region *r, size_t n, gb_oom_reason why, int *round,
                             bool fallible)
 {
-    if ((*round)++ == 0 && gb__oom_handle(gb__region_handle(r), n, why))
-        return true;
+    if ((*round)++ == 0) {
+        gb__rstack *s = r->stack;
+        uintptr_t h = r->handle;
+        uint32_t resets = r->resets;
+        bool again = gb__oom_handle((gb_region *)h, n, why);
+        if (!still_on(s, r, h))
+            gb__die("%s: the out-of-memory handler left region %p, which the request of %zu bytes "
+                    "is for (a handler may give back any region but that one: gb_set_oom_handler)",
+                    who, (void *)h, n);
+        if (r->resets != resets)
+            gb__die("%s: the out-of-memory handler reset region %p, which the request of %zu bytes "
+                    "is for (a handler may give back any region but that one: gb_set_oom_handler)",
+                    who, (void *)h, n);
+        if (again)
+            return true;
+    }
     GB__ADD(refusals, 1);
     if (!fallible)
         refuse(who, r, n, why);
@@ -525,6 +554,7 @@ void gb__region_free(gb_region *r)
 
 void gb__region_empty(gb_region *r, size_t keep_bytes)
 {
+    r->resets++;
     gb__region_close_arenas(r);
     /* The blocks just emptied go, newest first, in front of those kept
      * before: the newest are the largest, the likeliest to fit what comes,

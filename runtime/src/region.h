@@ -124,6 +124,9 @@ struct gb_region {
     /* gb_region_limit's bound on bytes + kept_bytes, or 0 for none: a new
      * block that would pass it is not taken (region.c). */
     size_t limit;
+    /* How many times r was reset (gb__region_empty): what the out-of-memory
+     * handler's rule is checked by (region.c, retry_or_refuse). */
+    uint32_t resets;
     gb__list arenas;
     gb__rstate state;
     /* Retirement, owned by pin.c. A RETIRED region is on one of its
