@@ -148,16 +148,29 @@ static const char *line_after(const char *l)
     return nl ? nl + 1 : NULL;
 }
 
-/* The first checkpoint line from l on (l may be NULL), or NULL. */
+/* The word a line of the protocol starts with: a checkpoint's own line
+ * (0), or its settled line (1), printed after the settle when the child
+ * settles (gbgate.h); -1 for any other line. Each comes with one stop. */
+static const char *const kinds[] = {GBGATE_PREFIX " ", "settled "};
+
+static int kind_of(const char *l)
+{
+    for (int k = 0; k < 2; k++)
+        if (strncmp(l, kinds[k], strlen(kinds[k])) == 0)
+            return k;
+    return -1;
+}
+
+/* The first line of the protocol from l on (l may be NULL), or NULL. */
 static const char *checkpoint_line(const char *l)
 {
     for (; l && *l; l = line_after(l))
-        if (strncmp(l, GBGATE_PREFIX " ", strlen(GBGATE_PREFIX " ")) == 0)
+        if (kind_of(l) >= 0)
             return l;
     return NULL;
 }
 
-/* How many checkpoint lines the child has printed so far. */
+/* How many lines of the protocol the child has printed so far. */
 static int lines_printed(const buffer *b)
 {
     int n = 0;
@@ -213,7 +226,10 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
         close(fds[0]);
         dup2(fds[1], STDOUT_FILENO);
         close(fds[1]);
-        if (extra_env && putenv((char *)extra_env) != 0)
+        /* A reader run under gbgate run --settle has GBGATE_SETTLE_S; its
+         * children settle only when its caller asks (extra_env), never
+         * because the reader itself is gated. */
+        if (unsetenv(GBGATE_SETTLE_ENV) != 0 || (extra_env && putenv((char *)extra_env) != 0))
             _exit(126);
         if (!fn) {
             /* Only before an exec: a forked child's heap is left as the
@@ -295,15 +311,26 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
     return c->status == 0 && !c->protocol[0] ? 0 : -1;
 }
 
-const gbgate_mem *gbgate_mem_at(const gbgate_child *c, const char *name)
+/* The reading at the first line of kind `kind` for checkpoint name. */
+static const gbgate_mem *mem_at(const gbgate_child *c, const char *name, int kind)
 {
-    size_t n = strlen(name), prefix = strlen(GBGATE_PREFIX " ");
+    size_t n = strlen(name), prefix = strlen(kinds[kind]);
     int k = 0;
     for (const char *l = checkpoint_line(c->out); l; l = checkpoint_line(line_after(l)), k++)
         /* The name ends the line or is followed by its figures. */
-        if (strncmp(l + prefix, name, n) == 0 && strchr(" \n", l[prefix + n]))
+        if (kind_of(l) == kind && strncmp(l + prefix, name, n) == 0 && strchr(" \n", l[prefix + n]))
             return k < c->paired && k < GBGATE_MAX_STOPS ? &c->mem[k] : NULL;
     return NULL;
+}
+
+const gbgate_mem *gbgate_mem_at(const gbgate_child *c, const char *name)
+{
+    return mem_at(c, name, 0);
+}
+
+const gbgate_mem *gbgate_mem_settled_at(const gbgate_child *c, const char *name)
+{
+    return mem_at(c, name, 1);
 }
 
 void gbgate_child_free(gbgate_child *c)

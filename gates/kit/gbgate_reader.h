@@ -41,7 +41,9 @@ typedef struct gbgate_child {
     /* Empty when every stop came after exactly one new checkpoint line and
      * every line was read while the child was stopped there; otherwise
      * what broke the pairing (the first break), and the readings cannot be
-     * matched to their names. */
+     * matched to their names. A checkpoint's lines are its "checkpoint"
+     * line and, when the child settles, its "settled" line, each with its
+     * own stop. */
     char protocol[192];
     int paired;                          /* the stops read before that break: the readings named */
     gbgate_mem mem[GBGATE_MAX_STOPS];    /* read at each stop, in order */
@@ -58,14 +60,21 @@ gbgate_mem gbgate_read(pid_t pid);
  * or a "NAME=value" string) is set in the child only; an executed child
  * also gets GBGATE_PID (its own pid) and GBGATE_STOPS_FILE (the stops
  * read so far), for a checkpoint made by the helper process `gbgate
- * checkpoint`. Returns 0 when the child exited with status
- * 0 and kept to the protocol (c->protocol empty). */
+ * checkpoint`. The child settles at its checkpoints only when extra_env
+ * is "GBGATE_SETTLE_S=<seconds>": GBGATE_SETTLE_S in the caller's own
+ * environment (a reader gated by gbgate run --settle) is not passed on.
+ * Returns 0 when the child exited with status 0 and kept to the protocol
+ * (c->protocol empty). */
 int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, char *const argv[],
                const char *extra_env);
 
 /* The memory read at the child's checkpoint <name>; NULL when it had none,
  * or when the pairing of lines and stops broke before it. */
 const gbgate_mem *gbgate_mem_at(const gbgate_child *c, const char *name);
+
+/* The same, read again once the child settled at <name> (its "settled"
+ * line; extra_env above); NULL when it did not settle there. */
+const gbgate_mem *gbgate_mem_settled_at(const gbgate_child *c, const char *name);
 
 void gbgate_child_free(gbgate_child *c);
 

@@ -647,6 +647,37 @@ teardown() {
     [ "${lines[3]}" = "protocol exact" ]
 }
 
+@test "the C reader's children do not settle because the reader is gated with --settle" {
+    # The reader itself under gbgate run --settle has GBGATE_SETTLE_S; its
+    # child must not inherit it, or each checkpoint would stop twice.
+    GBGATE_SETTLE_S=0.2 run "${BATS_FILE_TMPDIR}/reader" "${PROG}" 8 frees
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[2]}" = "stops frees 2 status 0" ]
+    [ "${lines[3]}" = "protocol exact" ]
+    # The same through the runner: the reader's own frees program keeps
+    # to the protocol, and the reader exits 0.
+    run "${GBGATE}" run --settle 0.2 --log "${BATS_TEST_TMPDIR}/log" -- "${BATS_FILE_TMPDIR}/reader" "${PROG}" 8 frees
+    grep -qx "stops frees 2 status 0" "${BATS_TEST_TMPDIR}/log"
+    grep -qx "protocol exact" "${BATS_TEST_TMPDIR}/log"
+}
+
+@test "the C reader pairs a settled line with its own stop, and reads it under its name" {
+    # A child asked to settle (extra_env) stops twice at each checkpoint:
+    # after its checkpoint line and after its settled line.
+    run "${BATS_FILE_TMPDIR}/reader" "${PROG}" 8 settle
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" =~ ^settle\ round-1\ [1-9][0-9]*$ ]]
+    [ "${lines[1]}" = "settle round-1 at stop 0" ]
+    [[ "${lines[2]}" =~ ^settle\ round-1-settled\ [1-9][0-9]*\ at\ stop\ 1$ ]]
+    [[ "${lines[3]}" =~ ^settle\ round-2\ [1-9][0-9]*$ ]]
+    [ "${lines[4]}" = "settle round-2 at stop 2" ]
+    [[ "${lines[5]}" =~ ^settle\ round-2-settled\ [1-9][0-9]*\ at\ stop\ 3$ ]]
+    [ "${lines[6]}" = "stops settle 4 status 0" ]
+    [ "${lines[7]}" = "protocol exact" ]
+}
+
 @test "the C reader names a lost stop, a line never read and a stop with no line, and files no reading under a wrong name" {
     # lost: round-1 and round-2 printed before the first stop; after the
     # second the counts agree again, but no reading past the break can be

@@ -10,7 +10,11 @@
  * round-1 and round-2, then "protocol <what broke the pairing>" or
  * "protocol exact": the program's protocol breaks (lost, unread, mute)
  * must each be named, and no reading filed under a name it was not read
- * at.
+ * at. MODE settle runs "prog frees MIB" asked to settle at each
+ * checkpoint (GBGATE_SETTLE_S=0.05, through the reader's extra_env), and
+ * prints which stop each reading is, "settle <checkpoint> at stop <n>",
+ * and each round's settled reading, "settle <checkpoint>-settled <rss_kib>
+ * at stop <n>".
  *
  * Usage: reader PROG [MIB [MODE]]
  */
@@ -18,16 +22,26 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int run(const char *prog, const char *mode, const char *mib)
 {
-    char *args[] = {(char *)prog, (char *)mode, (char *)mib, "2", NULL};
+    int settle = strcmp(mode, "settle") == 0;
+    char *args[] = {(char *)prog, settle ? "frees" : (char *)mode, (char *)mib, "2", NULL};
     gbgate_child c;
-    int rc = gbgate_run(&c, NULL, NULL, prog, args, NULL);
+    int rc = gbgate_run(&c, NULL, NULL, prog, args, settle ? "GBGATE_SETTLE_S=0.05" : NULL);
     const char *names[] = {"round-1", "round-2"};
     for (int i = 0; i < 2; i++) {
         const gbgate_mem *mem = gbgate_mem_at(&c, names[i]);
         printf("%s %s %ld\n", mode, names[i], mem ? mem->rss_kib : -1L);
+        if (settle) {
+            /* Which stop each reading is, so that a reading filed under
+             * the other line of its checkpoint shows. */
+            printf("%s %s at stop %d\n", mode, names[i], mem ? (int)(mem - c.mem) : -1);
+            mem = gbgate_mem_settled_at(&c, names[i]);
+            printf("%s %s-settled %ld at stop %d\n", mode, names[i], mem ? mem->rss_kib : -1L,
+                   mem ? (int)(mem - c.mem) : -1);
+        }
     }
     printf("stops %s %d status %d\n", mode, c.stops, c.status);
     printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
