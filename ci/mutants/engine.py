@@ -24,6 +24,7 @@ The steps:
 import argparse
 import collections
 import os
+import re
 import queue
 import signal
 import subprocess
@@ -63,12 +64,23 @@ def parse_args(argv):
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
     p.add_argument("--mutant", metavar="ID", action="append", default=[],
                    help="only the mutant of this id (mutants.tsv's first column; repeatable)")
+    p.add_argument("--tests", metavar="REGEX",
+                   help="judge by the tests whose names match REGEX, without a coverage pass: the quick "
+                        "question whether a new test kills a mutant (with --mutant)")
+    p.add_argument("--argue", nargs=2, metavar=("ID", "WHY"),
+                   help="append to mutants/equivalent.tsv the row of mutant ID of the last run "
+                        "(build/mutants/mutants.tsv) with the argument WHY, and stop")
     p.add_argument("--root", metavar="DIR", default=os.path.dirname(os.path.dirname(HERE)),
                    help="the project (default: this one)")
     p.add_argument("--out", metavar="DIR", help="where to build and report (default: ROOT/build/mutants)")
     a = p.parse_args(argv)
     if a.jobs < 0 or a.budget < 0:
         p.error("--jobs and --budget take a number of 0 or more")
+    if a.tests:
+        try:
+            a.tests_re = re.compile(a.tests)
+        except re.error as e:
+            p.error("--tests %s: %s" % (a.tests, e))
     return a
 
 
@@ -138,7 +150,7 @@ def tests_for(m, cov, hosts):
     for path, a, b in spans:
         names |= cov.tests_of(path, a, b)
     ok = set(cov.ok_tests())
-    return sorted(names & ok, key=lambda n: (cov.tests[n]["seconds"], n))
+    return sorted(names & ok, key=lambda n: (cov.tests.get(n, {}).get("seconds", 0), n))
 
 
 class Schedule:
@@ -177,6 +189,8 @@ def main(argv):
     root = os.path.abspath(args.root)
     cfg = config.Config(root)
     t0 = time.monotonic()
+    if args.argue:
+        return argue(cfg, args.out or os.path.join(root, "build", "mutants"), *args.argue)
     if not (args.since or args.files or args.all):
         base = os.path.join(root, "mutants", "base")
         if not os.path.exists(base):
@@ -245,7 +259,12 @@ def run(args, cfg, root, out, mutants, files, arguments, jobs, t0, stop, workers
         workers.append(w0)
         say("mutants: preparing worker 0 (%s)" % w0.home)
         w0.prepare(root, snapshot)
-        cov = coverage.run_pass(cfg, w0.src, out, snapshot, jobs, say)
+        if args.tests:
+            cov = coverage.Chosen(args.tests_re, w0.trees[0].specs)
+            say("mutants: judged by the %d tests whose names match %s, without a coverage pass"
+                % (len(cov.names), args.tests))
+        else:
+            cov = coverage.run_pass(cfg, w0.src, out, snapshot, jobs, say)
         w0.cov = cov
     todo = []
     for m in mutants:
@@ -306,6 +325,28 @@ def run(args, cfg, root, out, mutants, files, arguments, jobs, t0, stop, workers
         if not m.verdict:
             m.verdict, m.test = NOT_RUN, "the budget (%g s) ran out first" % args.budget
     return finish(args, cfg, out, mutants, arguments, done[0], elapsed, changed_scope=bool(args.since))
+
+
+def argue(cfg, out, mutant_id, why):
+    """Appends the equivalent.tsv row of a mutant of the last run."""
+    path = os.path.join(out, "mutants.tsv")
+    if not os.path.exists(path):
+        raise SystemExit("mutants: --argue: no %s; run the engine first" % path)
+    with open(path, encoding="utf-8") as f:
+        rows = [l.rstrip("\n").split("\t") for l in f]
+    head = rows[0]
+    for r in rows[1:]:
+        row = dict(zip(head, r))
+        if row["id"] == mutant_id:
+            if row["verdict"] not in ("survived", "uncovered", "equivalent"):
+                raise SystemExit("mutants: --argue %s: the last run says %s (%s); only a survivor or an "
+                                 "uncovered line is argued" % (mutant_id, row["verdict"], row["test"]))
+            with open(cfg.equivalent, "a", encoding="utf-8") as f:
+                f.write("\t".join([row["file"], row["function"], row["operator"], row["before"], row["after"],
+                                   row["n"], why.replace("\t", " ")]) + "\n")
+            say("mutants: %s:%s [%s] argued in mutants/equivalent.tsv" % (row["file"], row["line"], row["operator"]))
+            return 0
+    raise SystemExit("mutants: --argue %s: no such mutant in %s" % (mutant_id, path))
 
 
 def finish(args, cfg, out, mutants, arguments, tried, elapsed, changed_scope):

@@ -50,7 +50,7 @@ def row_of(m, why):
     return "\t".join(m.key + (str(m.occurrence), why))
 
 
-TSV_COLUMNS = ("id", "file", "line", "function", "operator", "before", "after", "verdict", "test", "seconds")
+TSV_COLUMNS = ("id", "file", "line", "function", "operator", "before", "after", "n", "verdict", "test", "seconds")
 
 
 def clean(s):
@@ -62,7 +62,7 @@ def write_tsv(path, mutants):
         f.write("\t".join(TSV_COLUMNS) + "\n")
         for m in mutants:
             f.write("\t".join(clean(str(x)) for x in (
-                m.id, m.path, m.line, m.function, m.op, m.before, m.after, m.verdict,
+                m.id, m.path, m.line, m.function, m.op, m.before, m.after, m.occurrence, m.verdict,
                 m.test or m.why or "-", "%.2f" % m.seconds)) + "\n")
 
 

@@ -75,6 +75,11 @@ def ere_exact(name):
     return "^" + re.sub(r"([][\\.^$|?*+(){}])", r"\\\1", name) + "$"
 
 
+def is_bats(name):
+    """Whether a test's name is a bats test's (its file, then its own)."""
+    return ".bats:" in name
+
+
 def bats_specs(root, files):
     specs = []
     for rel in files:

@@ -129,7 +129,7 @@ class Worker:
             for k, tree in enumerate(self.trees):
                 if k and m.lang != "c":
                     break
-                names = [t for t in tests if tree.tier.runs(t) and (k == 0 or self.cov.tests[t]["kind"] == "ctest")]
+                names = [t for t in tests if tree.tier.runs(t) and (k == 0 or not runner.is_bats(t))]
                 if not names:
                     continue
                 self.ready(tree)
@@ -160,10 +160,12 @@ class Worker:
             spec = tree.specs.get(name)
             if spec is None:
                 continue
-            base = self.cov.tests[name]
+            # Without a coverage pass (--tests), the guard assumes a test of
+            # a few seconds.
+            base = self.cov.tests.get(name, {"seconds": 6.0, "rss_kib": 0}) if self.cov else {"seconds": 6.0, "rss_kib": 0}
             limit = slower * max(10.0, 10 * base["seconds"])
             rss = (1 if k == 0 else 4) * max(2 * 1024 * 1024, 4 * base["rss_kib"])
-            res = runner.run(spec, {}, limit, rss, self.running)
+            res = runner.run(spec, {}, limit, rss, self.running, os.path.join(self.home, "test.log"))
             m.tests_run += 1
             if res.status in (runner.FAIL, runner.MEMORY):
                 m.verdict = KILLED

@@ -35,9 +35,14 @@ mutant_id() {
     "$ENGINE" --root "$FX" --all --list | grep -F "[$1] $2" | cut -d' ' -f1
 }
 
-# verdict_of ID: the verdict mutants.tsv gives the mutant ID.
+# column_of ID COLUMN: what mutants.tsv says of the mutant ID in COLUMN.
+column_of() {
+    awk -F'\t' -v id="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $1 == id { print $col[c] }' "$FX/build/mutants/mutants.tsv"
+}
+
 verdict_of() {
-    awk -F'\t' -v id="$1" '$1 == id { print $8 }' "$FX/build/mutants/mutants.tsv"
+    column_of "$1" verdict
 }
 
 @test "an untested function is named, and the run fails" {
@@ -103,9 +108,15 @@ verdict_of() {
 @test "the shell's mutants run the shell's bats tests" {
     run "$ENGINE" --root "$FX" --files tools/grade.sh --jobs 1
     [ "$status" -eq 0 ]
+    # Each killed by the one test that can tell it from the script.
     # shellcheck disable=SC2016 # the script's own $1, as its line reads
-    [ "$(verdict_of "$(mutant_id boundary 'if (($1 >= 50)); then')")" = killed ]
-    grep -q $'\tkilled\ttests/grade.bats:fifty passes\t' "$FX/build/mutants/mutants.tsv"
+    local boundary cond
+    # shellcheck disable=SC2016
+    boundary="$(mutant_id boundary 'if (($1 >= 50)); then')"
+    cond="$(mutant_id cond-del 'if (($1 >= 50)); then')"
+    [ "$(verdict_of "$boundary")" = killed ]
+    [ "$(column_of "$boundary" test)" = "tests/grade.bats:fifty passes" ]
+    [ "$(column_of "$cond" test)" = "tests/grade.bats:ten fails" ]
     [ "${lines[${#lines[@]} - 1]}" = "mutants: 3 killed, 0 survived, 0 equivalent, 0 uncovered, of 3" ]
 }
 
@@ -115,6 +126,29 @@ verdict_of() {
     [ "$status" -eq 0 ]
     [ "${lines[${#lines[@]} - 1]}" = "mutants: 3 in 1 files" ]
     [[ "$output" == *"calc_cap [boundary] return x > 99 ? 99 : x;"* ]]
+}
+
+@test "--tests judges by the tests named, without a coverage pass, and --argue writes the row" {
+    local id
+    id="$(mutant_id boundary 'return x > 100 ? 100 : x;')"
+    run "$ENGINE" --root "$FX" --files src/calc.c --mutant "$id" --tests '^calc\.cap$' --jobs 1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"judged by the 1 tests whose names match ^calc\.cap$, without a coverage pass"* ]]
+    [[ "$output" != *"coverage: "* ]]
+    [ "$(verdict_of "$id")" = survived ]
+    run "$ENGINE" --root "$FX" --argue "$id" "no test asks at 100"
+    [ "$status" -eq 0 ]
+    [ "$(tail -n 1 "$FX/mutants/equivalent.tsv")" = "$(printf 'src/calc.c\tcalc_cap\tboundary\treturn x > 100 ? 100 : x;\treturn x >= 100 ? 100 : x;\t0\tno test asks at 100')" ]
+    run "$ENGINE" --root "$FX" --files src/calc.c --mutant "$id" --tests '^calc\.cap$' --jobs 1
+    [ "$status" -eq 0 ]
+    [ "$(verdict_of "$id")" = equivalent ]
+    # A killed mutant is not argued.
+    id="$(mutant_id rel 'return x > 100 ? 100 : x;')"
+    run "$ENGINE" --root "$FX" --files src/calc.c --mutant "$id" --tests '^calc\.cap$' --jobs 1
+    [ "$(verdict_of "$id")" = killed ]
+    run "$ENGINE" --root "$FX" --argue "$id" "wrong"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"the last run says killed"* ]]
 }
 
 @test "the tree is left unchanged, and after an interrupt too" {
