@@ -109,11 +109,11 @@ verdict_of() {
     run "$ENGINE" --root "$FX" --files tools/grade.sh --jobs 1
     [ "$status" -eq 0 ]
     # Each killed by the one test that can tell it from the script.
+    local boundary cond line
     # shellcheck disable=SC2016 # the script's own $1, as its line reads
-    local boundary cond
-    # shellcheck disable=SC2016
-    boundary="$(mutant_id boundary 'if (($1 >= 50)); then')"
-    cond="$(mutant_id cond-del 'if (($1 >= 50)); then')"
+    line='if (($1 >= 50)); then'
+    boundary="$(mutant_id boundary "$line")"
+    cond="$(mutant_id cond-del "$line")"
     [ "$(verdict_of "$boundary")" = killed ]
     [ "$(column_of "$boundary" test)" = "tests/grade.bats:fifty passes" ]
     [ "$(column_of "$cond" test)" = "tests/grade.bats:ten fails" ]
