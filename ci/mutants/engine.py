@@ -390,9 +390,12 @@ def finish(args, cfg, out, mutants, arguments, tried, elapsed, changed_scope):
     if total[TIMEOUT]:
         say("mutants: %d of the killed were caught by a test's time guard (a hang)" % total[TIMEOUT])
     if tried:
-        say("mutants: %d tried in %.0f s, %.1f a minute (%.1f s each, tests included)"
-            % (tried, elapsed, 60 * tried / elapsed, elapsed / tried))
-    say("mutants: build/mutants/mutants.tsv has a row per mutant, mutants.md the table")
+        ran = [m for m in mutants if m.seconds]
+        beyond = sum(m.seconds - m.test_seconds for m in ran) / max(1, len(ran))
+        say("mutants: %d tried in %.0f s, %.1f a minute; each took %.1f s beyond the %.1f tests it ran "
+            "(its build, the file written and put back)"
+            % (tried, elapsed, 60 * tried / elapsed, beyond, sum(m.tests_run for m in ran) / max(1, len(ran))))
+    say("mutants: %s has a row per mutant, mutants.md beside it the table" % os.path.join(out, "mutants.tsv"))
     say(report.last_line(total))
     return 1 if open_ones or wrong or stale else 0
 

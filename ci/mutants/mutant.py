@@ -41,7 +41,8 @@ class Mutant:
     verdict: str = ""
     test: str = ""  # the test that killed it, or the reason
     tests_run: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # from writing it to putting the file back
+    test_seconds: float = 0.0  # of which its tests ran
     why: str = ""  # the argument, when equivalent
     extra: dict = field(default_factory=dict)
 

@@ -148,31 +148,50 @@ class Worker:
             self.restore()
             m.seconds = time.monotonic() - t0
 
+    # The bats tests tried one by one before the rest of a file's are run
+    # in one bats: a run pays the file's setup (the kit's compiles its
+    # programs) once, where most mutants fall to the first tests tried.
+    ALONE = 3
+
     def judge(self, m, tree, k, names, stop):
         """Runs names in tree until one fails: True when one did (m's
         verdict set), or when the run is being stopped."""
         tag = "" if k == 0 else " [%s]" % tree.tier.name
-        slower = 1 if k == 0 else 3
+        runs = []  # (names, spec): one test, or one batch of a bats file's
+        batches = {}
+        alone = 0
         for name in names:
-            if stop.is_set():
-                m.verdict = ""
-                return True
             spec = tree.specs.get(name)
             if spec is None:
                 continue
-            # Without a coverage pass (--tests), the guard assumes a test of
-            # a few seconds.
-            base = self.cov.tests.get(name, {"seconds": 6.0, "rss_kib": 0}) if self.cov else {"seconds": 6.0, "rss_kib": 0}
-            limit = slower * max(10.0, 10 * base["seconds"])
-            rss = (1 if k == 0 else 4) * max(2 * 1024 * 1024, 4 * base["rss_kib"])
+            if spec.kind == "bats" and alone >= self.ALONE:
+                batches.setdefault(spec.command[-1], []).append(name)
+                continue
+            alone += spec.kind == "bats"
+            runs.append(([name], spec))
+        for rel, batch in batches.items():
+            runs.append((batch, runner.bats_batch(self.src, rel, [tree.specs[n] for n in batch])))
+        for batch, spec in runs:
+            if stop.is_set():
+                m.verdict = ""
+                return True
+            limit = rss = 0
+            for name in batch:
+                # Without a coverage pass (--tests), a test of a few seconds.
+                base = self.cov.tests.get(name, {"seconds": 6.0, "rss_kib": 0})
+                limit += (1 if k == 0 else 3) * max(10.0, 10 * base["seconds"])
+                rss = max(rss, (1 if k == 0 else 4) * max(2 * 1024 * 1024, 4 * base["rss_kib"]))
             res = runner.run(spec, {}, limit, rss, self.running, os.path.join(self.home, "test.log"))
-            m.tests_run += 1
+            m.tests_run += len(batch)
+            m.test_seconds += res.seconds
+            who = batch[0] if len(batch) == 1 else runner.first_failed(spec, res.text) or "%s (one of %d)" % (
+                batch[0], len(batch))
             if res.status in (runner.FAIL, runner.MEMORY):
                 m.verdict = KILLED
-                m.test = name + tag + (" (past its memory guard)" if res.status == runner.MEMORY else "")
+                m.test = who + tag + (" (past its memory guard)" if res.status == runner.MEMORY else "")
                 return True
             if res.status == runner.TIMEOUT:
-                m.verdict, m.test = TIMEOUT, "%s%s (past %.0f s)" % (name, tag, limit)
+                m.verdict, m.test = TIMEOUT, "%s%s (past %.0f s)" % (who, tag, limit)
                 return True
         return False
 
