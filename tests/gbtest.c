@@ -13,11 +13,15 @@ static gbt_case *cases;
 
 #if GBT_COVERAGE
 /* Under gcov (the coverage pass of ci/mutants.sh) the counts are written
- * when the process exits. A child that aborts, as every death test's does,
- * or that ends with _exit would take the lines it ran with it, and they
- * would read as lines no test executes. */
+ * when the process exits. A child that aborts, as every death test's does
+ * (the runtime's stack-overflow report too, which puts SIGABRT's default
+ * back first), or that ends with _exit would take the lines it ran with
+ * it, and they would read as lines no test executes. abort and _exit are
+ * wrapped at link time (tests/CMakeLists.txt); a SIGABRT raised otherwise
+ * is caught. */
 void __gcov_dump(void);
 void __real__exit(int status);
+void __real_abort(void);
 
 static void dump_and_die(int sig)
 {
@@ -31,6 +35,13 @@ void __wrap__exit(int status)
 {
     __gcov_dump();
     __real__exit(status);
+}
+
+void __wrap_abort(void);
+void __wrap_abort(void)
+{
+    __gcov_dump();
+    __real_abort();
 }
 #endif
 
