@@ -2,6 +2,7 @@
 project's mutants/config.ini, and the arid functions of mutants/arid.tsv.
 """
 import configparser
+import fnmatch
 import glob
 import json
 import os
@@ -30,6 +31,10 @@ class Config:
         names = cp.get("build", "presets", fallback="").split()
         self.tiers = [Tier(root, n, self.cmake) for n in names] or [Tier(root, None, self.cmake)]
         self.bats = cp.get("tests", "bats", fallback="").split()
+        # The files whose lines the bats tests can execute: for a run that
+        # mutates none of them, the coverage pass leaves the bats out.
+        self.bats_for = cp.get("tests", "bats_for", fallback="").split()
+        self.use_bats = True
         self.skip_tests = cp.get("tests", "skip", fallback="").split()
         self.arid = read_arid(os.path.join(root, "mutants", "arid.tsv"))
         self.equivalent = os.path.join(root, "mutants", "equivalent.tsv")
@@ -47,7 +52,15 @@ class Config:
                         out.setdefault(p, lang)
         return out
 
+    def takes_bats(self, paths):
+        """Whether mutants of paths can be judged by the bats tests."""
+        if not self.bats_for:
+            return True
+        return any(fnmatch.fnmatch(p, g) for p in paths for g in self.bats_for)
+
     def bats_files(self):
+        if not self.use_bats:
+            return []
         out = []
         for pattern in self.bats:
             out.extend(sorted(glob.glob(pattern, root_dir=self.root, recursive=True)))

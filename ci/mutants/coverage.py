@@ -106,7 +106,7 @@ def run_pass(cfg, src, work, files, jobs, say):
     work/cov; cached there for the same sources."""
     cov_build = os.path.join(work, "cov")
     cache = os.path.join(cov_build, "coverage.json")
-    key = digest(src, files)
+    key = digest(src, files) + ("" if cfg.use_bats else "-nobats")
     if os.path.exists(cache):
         with open(cache) as f:
             data = json.load(f)

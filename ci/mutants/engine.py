@@ -250,6 +250,10 @@ def main(argv):
 
 def run(args, cfg, root, out, mutants, files, arguments, jobs, t0, stop, workers, threads):
     snapshot = tree_files(root)
+    cfg.use_bats = cfg.takes_bats(set(m.path for m in mutants))
+    if not cfg.use_bats:
+        say("mutants: no mutant is in a file the bats tests run (mutants/config.ini, bats_for): "
+            "they are left out")
     hosts = host_lines(cfg, root, files)
     per_build = max(1, (os.cpu_count() or 1) // jobs)
     if not mutants:
