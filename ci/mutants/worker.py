@@ -133,20 +133,39 @@ class Worker:
                 if not names:
                     continue
                 self.ready(tree)
-                if m.lang == "c" or tree.dirty:
-                    tree.dirty = m.lang == "c"
-                    log = os.path.join(self.home, "mutant-build.log")
-                    if not coverage.build(tree.path, log, self.jobs, self.running):
-                        if stop.is_set():
-                            m.verdict = ""
-                            return
-                        m.verdict, m.test = INVALID, first_error(log) + ("" if k == 0 else " [%s]" % tree.tier.name)
-                        return
+                if m.lang != "c" and tree.dirty and not self.build(m, tree, k, None, stop):
+                    return
+                tree.dirty = tree.dirty or m.lang == "c"
                 if self.judge(m, tree, k, names, stop):
                     return
         finally:
             self.restore()
             m.seconds = time.monotonic() - t0
+
+    def build(self, m, tree, k, target, stop):
+        """Builds target (a path in tree; None: everything) with m in place;
+        False, with m's verdict set, when it does not build or the run is
+        being stopped."""
+        log = os.path.join(self.home, "mutant-build.log")
+        cmd = ["ninja", "-C", tree.path, "-j", str(self.jobs)] + ([target] if target else [])
+        if runner.command(cmd, log, self.running):
+            if not target:
+                tree.dirty = False
+            return True
+        if stop.is_set():
+            m.verdict = ""
+        else:
+            m.verdict, m.test = INVALID, first_error(log) + ("" if k == 0 else " [%s]" % tree.tier.name)
+        return False
+
+    @staticmethod
+    def target_of(tree, spec):
+        """The one build target a test needs (its program), or None when it
+        needs the whole tree (a script that installs it, a bats test)."""
+        if spec.kind != "ctest":
+            return None
+        rel = os.path.relpath(spec.command[0], tree.path)
+        return None if rel.startswith("..") else rel
 
     # The bats tests tried one by one before the rest of a file's are run
     # in one bats: a run pays the file's setup (the kit's compiles its
@@ -171,10 +190,19 @@ class Worker:
             runs.append(([name], spec))
         for rel, batch in batches.items():
             runs.append((batch, runner.bats_batch(self.src, rel, [tree.specs[n] for n in batch])))
+        built = set()
         for batch, spec in runs:
             if stop.is_set():
                 m.verdict = ""
                 return True
+            # A C mutant is built as its tests need it: the program of the
+            # first one tried is most often all it takes to kill it.
+            if m.lang == "c":
+                target = self.target_of(tree, spec)
+                if target not in built and "" not in built:
+                    if not self.build(m, tree, k, target, stop):
+                        return True
+                    built.add(target or "")
             limit = rss = 0
             for name in batch:
                 # Without a coverage pass (--tests), a test of a few seconds.
