@@ -184,8 +184,8 @@ gate_judge() {
     local cap="$1" what="$2"
     GATE_RSS="$(gk_rss_kib)"
     GATE_LAZY="$(gk_lazyfree_kib)"
-    GATE_HELD="$(gate_field held_kib)"
-    gk_judge "$cap" "$GATE_RSS" "$GATE_LAZY" "$GATE_HELD" "$(gate_field footprint_kib)" "$what" && return 0
+    GATE_HELD="$(gk_figure "$GATE_CHECKPOINT" held_kib)"
+    gk_judge "$cap" "$GATE_RSS" "$GATE_LAZY" "$GATE_HELD" "$(gk_figure "$GATE_CHECKPOINT" footprint_kib)" "$what" && return 0
     gate_fail "$GK_REASON" "$GK_DETAIL"
 }
 

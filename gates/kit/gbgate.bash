@@ -160,12 +160,18 @@ gk_start() {
     # GBGATE_STOPS_FILE, where gk_next counts the stops it has read.
     GK_STOPS_FILE="$GK_OUT.stops"
     echo 0 >"$GK_STOPS_FILE"
+    # The run's cgroup, joined by sh before it execs (containment, above).
+    gk_contain_begin
     set -m
-    sh -c 'GBGATE_PID=$$; export GBGATE_PID; exec env "$@"' sh \
-        GBGATE=stop GBGATE_STOPS_FILE="$GK_STOPS_FILE" "$@" >"$GK_OUT" 2>"$GK_ERR" 3>&- &
+    # Appended (>>): a program that moves its stdout's offset, as PHP's
+    # proc_open does, still adds its lines at the end of the file read.
+    sh -c 'if [ -n "$1" ]; then echo $$ >"$1" 2>/dev/null || :; fi; shift
+           GBGATE_PID=$$; export GBGATE_PID; exec env "$@"' sh "${GK_CGROUP:+$GK_CGROUP/cgroup.procs}" \
+        GBGATE=stop GBGATE_STOPS_FILE="$GK_STOPS_FILE" GBGATE_RUN_ID="$GK_RUN_ID" "$@" >>"$GK_OUT" 2>>"$GK_ERR" 3>&- &
     GK_PID=$!
     set +m
     GK_PGID=$GK_PID
+    gk_contain_joined
     GK_STOPS=0
     GK_READ=
     GK_POLLS=0
@@ -239,6 +245,105 @@ gk_hwm_kib() {
     fi
 }
 
+# ---------------------------------------------------------- containment
+#
+# Nothing a run starts outlives it: not the program, not a child it
+# started in another process group or session (setsid, a daemon's double
+# fork), which the group's kill misses. Two nets, the first where it can be
+# had:
+#   cgroup  a cgroup v2 of its own for the run, made under the runner's
+#           own (Linux, where the unified hierarchy is mounted and
+#           writable: as root, or in a delegated subtree); the program
+#           joins it before it execs, so does everything it starts, and
+#           no setsid leaves it. Ended with cgroup.kill (Linux 5.14), else
+#           each process in it killed, then removed.
+#   sweep   always: the program's environment carries GBGATE_RUN_ID, which
+#           its children inherit; at the end every process whose
+#           environment holds it is killed (/proc/<pid>/environ on Linux,
+#           ps -E on macOS). A child that clears its environment escapes
+#           this net alone.
+# GK_CONTAIN says which is in force, for the run's output.
+
+# gk_contain_begin: a run's id and, where one can be made, its cgroup
+# (GK_CGROUP, the folder, or empty).
+gk_contain_begin() {
+    GK_RUN_ID="$$.${RANDOM}${RANDOM}"
+    GK_CGROUP=""
+    GK_CONTAIN="sweep of the processes marked GBGATE_RUN_ID=$GK_RUN_ID"
+    local mnt rel
+    # GK_NO_CGROUP set: the sweep alone (the kit's tests of it).
+    [[ -z "${GK_NO_CGROUP:-}" && -r /proc/self/mountinfo && -r /proc/self/cgroup ]] || return 0
+    # The unified hierarchy's mount point (the field after " - " is the
+    # file system's type), and the runner's cgroup in it ("0::<path>").
+    mnt="$(awk '{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' /proc/self/mountinfo)"
+    rel="$(awk -F: '$1 == "0" { print $3; exit }' /proc/self/cgroup)"
+    [[ -n "$mnt" && -n "$rel" ]] || return 0
+    [[ "$rel" == / ]] && rel=""
+    if mkdir "$mnt$rel/gbgate.$GK_RUN_ID" 2>/dev/null; then
+        GK_CGROUP="$mnt$rel/gbgate.$GK_RUN_ID"
+        GK_CGROUP_REL="$rel/gbgate.$GK_RUN_ID"
+    fi
+}
+
+# gk_contain_joined: after the start, keeps the cgroup only if the program
+# is in it. sh joins it before it execs the program; the runner moves it
+# too, which is the same move if sh got there first, and settles it if
+# not; a cgroup the kernel will not move it to (one whose parent may hold
+# no process) is given up.
+gk_contain_joined() {
+    [[ -n "$GK_CGROUP" ]] || return 0
+    echo "$GK_PID" >"$GK_CGROUP/cgroup.procs" 2>/dev/null || true
+    if grep -qx "0::$GK_CGROUP_REL" "/proc/$GK_PID/cgroup" 2>/dev/null; then
+        GK_CONTAIN="cgroup $GK_CGROUP, and a $GK_CONTAIN"
+        return 0
+    fi
+    rmdir "$GK_CGROUP" 2>/dev/null || true
+    GK_CGROUP=""
+}
+
+# gk_contain_end: kills every process the run started that is still
+# there, by both nets, and removes the cgroup.
+gk_contain_end() {
+    local pid n
+    if [[ -n "${GK_CGROUP:-}" ]]; then
+        if [[ -w "$GK_CGROUP/cgroup.kill" ]]; then
+            echo 1 >"$GK_CGROUP/cgroup.kill" 2>/dev/null || true
+        fi
+        # Without cgroup.kill, or while it works: each process in it, and
+        # the cgroup removed once empty (a second at most).
+        for ((n = 0; n < 20; n++)); do
+            while read -r pid; do
+                kill -KILL "$pid" 2>/dev/null || true
+            done <"$GK_CGROUP/cgroup.procs" 2>/dev/null
+            rmdir "$GK_CGROUP" 2>/dev/null && break
+            sleep 0.05
+        done
+        GK_CGROUP=""
+    fi
+    [[ -n "${GK_RUN_ID:-}" ]] || return 0
+    for pid in $(gk_marked "GBGATE_RUN_ID=$GK_RUN_ID"); do
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+    GK_RUN_ID=""
+}
+
+# gk_marked NAME=VALUE: the pids of the processes whose environment holds
+# NAME=VALUE exactly (as far as this user may read it).
+gk_marked() {
+    local f
+    if [[ -r /proc/self/environ ]]; then
+        # One NUL-separated entry equal to the mark, in one grep over every
+        # process; the runner never holds it (it is set in the program's
+        # environment alone).
+        for f in $(LC_ALL=C grep -lazxF "$1" /proc/[0-9]*/environ 2>/dev/null); do
+            f="${f#/proc/}"
+            echo "${f%/environ}"
+        done
+    else
+        ps -E -ww -A -o pid= -o command= 2>/dev/null | awk -v m=" $1" 'index($0 " ", m " ") { print $1 }'
+    fi
+}
+
 # gk_kill: kills the program and every process of its group (continuing
 # it would let it run on; a wrapper's child stopped at a checkpoint would
 # stay stopped forever), and reaps it.
@@ -251,6 +356,9 @@ gk_kill() {
         wait "$GK_PID" 2>/dev/null || true
     fi
     GK_PID=
+    # Then what left its group: the leader is reaped first, or the
+    # containment's wait would let bash report the job killed.
+    gk_contain_end
 }
 
 # gk_kill_group: kills what is left of the program's process group. Called
@@ -263,11 +371,99 @@ gk_kill_group() {
     GK_PGID=
 }
 
+# ------------------------------------------------------------ the grammar
+#
+# What a program prints is data: every line of the protocol is checked
+# against the grammar below before anything of it is used, and nothing of
+# it ever reaches arithmetic, eval, printf's format, an array subscript or
+# an unquoted expansion. A line that begins with the word "checkpoint" or
+# "settled" (followed by a blank, or alone) is the protocol's: the two
+# words are reserved, and such a line must be exactly
+#
+#   checkpoint NAME [KEY=VALUE ...]        (or: settled NAME [KEY=VALUE ...])
+#
+# one space between fields, at most 4096 bytes of printable ASCII; NAME of
+# 1 to 64 letters, digits, ".", "_" and "-"; KEY a letter or "_" then
+# letters, digits and "_" (at most 64), each key once; VALUE any printable
+# characters but a space (at most 256). The figures the runner reads itself
+# (GK_FIGURES: held_kib, footprint_kib) are unsigned decimal numbers of at
+# most 15 digits, whole or with a fraction (what x / 1024 prints in Python
+# or JavaScript), rounded to the nearest whole KiB. A line that breaks it
+# is red for protocol, named, with what broke. awk reads it in the C
+# locale, after tr has made a NUL byte a control character (an awk may end
+# a string at a NUL), so a byte is a byte whatever the locale.
+GK_FIGURES="held_kib footprint_kib"
+GK_RESERVED='^(checkpoint|settled)([ \t]|$)'
+
+# gk_protocol_lines: the program's output, NUL bytes made \001, for awk.
+gk_protocol_lines() {
+    LC_ALL=C tr '\000' '\001' <"$GK_OUT"
+}
+
 # gk_checkpoint_lines: how many lines of the protocol the program has
 # printed: checkpoint lines and, under --settle, settled lines, each of
 # which comes with a stop.
 gk_checkpoint_lines() {
-    awk '/^(checkpoint|settled) / { n++ } END { print n + 0 }' "$GK_OUT"
+    gk_protocol_lines | LC_ALL=C awk -v re="$GK_RESERVED" '$0 ~ re { n++ } END { print n + 0 }'
+}
+
+# gk_line_at N: the N-th line of the protocol the program printed, checked:
+# prints it and returns 0 when it keeps to the grammar; else prints what
+# breaks it, naming the line and the field, and returns 1.
+gk_line_at() {
+    gk_protocol_lines | LC_ALL=C awk -v re="$GK_RESERVED" -v n="$1" -v figures="$GK_FIGURES" '
+        function quote(s) { return "\"" (length(s) > 60 ? substr(s, 1, 60) "..." : s) "\"" }
+        function bad(what) { printf "line %d of its output, the %s line of the protocol: %s", NR, nth(n), what; failed = 1; exit 1 }
+        function nth(k) { return k (k % 10 == 1 && k % 100 != 11 ? "st" : k % 10 == 2 && k % 100 != 12 ? "nd" : k % 10 == 3 && k % 100 != 13 ? "rd" : "th") }
+        BEGIN { split(figures, f, " "); for (i in f) figure[f[i]] = 1 }
+        $0 !~ re || ++k < n { next }
+        {
+            line = $0
+            if (length(line) > 4096)
+                bad("it is " length(line) " bytes long, more than the 4096 a line may be")
+            if (match(line, /[^ -~]/))
+                bad("byte " RSTART " is not printable ASCII (a tab, a control character, NUL or a byte of another encoding): " quote(substr(line, 1, RSTART - 1)) " comes before it")
+            if (line ~ /^[a-z]+ *$/)
+                bad(quote(line) " names no checkpoint")
+            if (line ~ /  / || line ~ / $/)
+                bad(quote(line) " has two spaces together, or one at its end: fields are separated by one space")
+            nw = split(line, w, / /)
+            if (w[2] !~ /^[A-Za-z0-9._-]+$/ || length(w[2]) > 64)
+                bad("the name " quote(w[2]) " is not 1 to 64 letters, digits, \".\", \"_\" and \"-\"")
+            for (i = 3; i <= nw; i++) {
+                eq = index(w[i], "=")
+                if (eq == 0)
+                    bad("the field " quote(w[i]) " is not KEY=VALUE")
+                key = substr(w[i], 1, eq - 1); val = substr(w[i], eq + 1)
+                if (key !~ /^[A-Za-z_][A-Za-z0-9_]*$/ || length(key) > 64)
+                    bad("the key " quote(key) " is not a letter or \"_\" followed by letters, digits and \"_\" (at most 64)")
+                if (key in seen)
+                    bad("the key " quote(key) " is given twice")
+                seen[key] = 1
+                if (length(val) > 256)
+                    bad("the value of " key " is " length(val) " bytes long, more than 256")
+                if ((key in figure) && (val !~ /^[0-9]+([.][0-9]+)?$/ || index(val ".", ".") > 16))
+                    bad(key "=" quote(val) " is not an unsigned decimal number of at most 15 digits (KiB; a fraction is rounded)")
+            }
+            print line
+            exit 0
+        }
+        END { if (!failed && k < n) { printf "line %d of the protocol is not there", n; exit 1 } }'
+}
+
+# gk_figure LINE KEY: the figure KEY of a checked line (gk_line_at), a
+# whole number of KiB rounded to the nearest (half up), or nothing when
+# the line has none.
+gk_figure() {
+    local v
+    v="$(gk_field "$1" "$2")"
+    [[ -n "$v" ]] || return 0
+    local whole="${v%%.*}" frac=""
+    [[ "$v" == *.* ]] && frac="${v#*.}"
+    # Only digits reach here (gk_line_at); 10# keeps a leading zero decimal.
+    whole=$((10#$whole))
+    [[ "${frac:0:1}" == [5-9] ]] && whole=$((whole + 1))
+    echo "$whole"
 }
 
 # gk_protocol DETAIL: the program broke the protocol: red for protocol,
@@ -327,10 +523,13 @@ gk_next() {
                     return 2
                 fi
                 if ((lines > GK_STOPS)); then
-                    gk_protocol "at stop $GK_STOPS it had printed $lines checkpoint lines: $(gk_unread_names "$GK_STOPS") printed and not read while stopped there (a stop lost or late: a SIGSTOP sent to the process, not the thread?)"
+                    gk_protocol "at stop $GK_STOPS it had printed $lines checkpoint lines: $(gk_unread_names "$GK_STOPS") printed and not read while stopped there (a stop lost or late: a SIGSTOP sent to the process, not the thread?; or a line of its own output that begins with \"checkpoint\" or \"settled\", which the protocol reserves)"
                     return 2
                 fi
-                GK_LINE="$(awk -v n="$GK_STOPS" '/^(checkpoint|settled) / && ++k == n { print; exit }' "$GK_OUT")"
+                if ! GK_LINE="$(gk_line_at "$GK_STOPS")"; then
+                    gk_protocol "$GK_LINE (the protocol's grammar: the kit's README.md, \"The protocol\")"
+                    return 2
+                fi
                 GK_READ="${GK_READ:-,}$(gk_checkpoint_name "$GK_LINE"),"
                 ((${rss:-0} > GK_PEAK_KIB)) && GK_PEAK_KIB=$rss
                 gk_series_add "${rss:-0}" "$(gk_stop_label "$GK_LINE")"
@@ -342,10 +541,11 @@ gk_next() {
                 GK_STATUS=0
                 wait "$GK_PID" 2>/dev/null || GK_STATUS=$?
                 GK_PID=
+                gk_contain_end
                 lines="$(gk_checkpoint_lines)"
                 if ((lines > GK_STOPS)); then
                     GK_REASON=protocol
-                    GK_DETAIL="it ended with $(gk_unread_names "$GK_STOPS") printed and never read while stopped there ($lines checkpoint lines, $GK_STOPS stops read)"
+                    GK_DETAIL="it ended with $(gk_unread_names "$GK_STOPS") printed and never read while stopped there ($lines checkpoint lines, $GK_STOPS stops read; a line of its own output that begins with \"checkpoint\" or \"settled\" is the protocol's, which reserves them)"
                     return 2
                 fi
                 return 1
@@ -489,7 +689,9 @@ gk_guard_clock() {
 # gk_unread_names N: the names of the checkpoint lines after the N-th, the
 # ones printed and not read, for a protocol error.
 gk_unread_names() {
-    awk -v n="$1" '/^(checkpoint|settled) / && ++k > n { s = s (s == "" ? "" : ", ") $1 " " $2 } END { print s }' "$GK_OUT"
+    gk_protocol_lines | LC_ALL=C awk -v re="$GK_RESERVED" -v n="$1" '
+        $0 ~ re && ++k > n { w = $1 " " $2; gsub(/[^ -~]/, "?", w); s = s (s == "" ? "" : ", ") w }
+        END { print s }'
 }
 
 gk_continue() {

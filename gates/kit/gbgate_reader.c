@@ -131,6 +131,12 @@ static void drain(int fd, buffer *b)
             grow(b);
         ssize_t n = read(fd, b->p + b->len, b->cap - b->len - 1);
         if (n > 0) {
+            /* A NUL the child printed is kept as \001, so that what it
+             * printed is one string whose every line is seen (and a line
+             * of the protocol with one breaks its grammar, as it does for
+             * the shell's reader). */
+            for (char *p = b->p + b->len, *e = p + n; (p = memchr(p, '\0', (size_t)(e - p))) != NULL; p++)
+                *p = '\001';
             b->len += (size_t)n;
             continue;
         }
@@ -150,15 +156,101 @@ static const char *line_after(const char *l)
 
 /* The word a line of the protocol starts with: a checkpoint's own line
  * (0), or its settled line (1), printed after the settle when the child
- * settles (gbgate.h); -1 for any other line. Each comes with one stop. */
+ * settles (gbgate.h); -1 for any other line. Each comes with one stop.
+ * The words are reserved: a line that begins with one, followed by a
+ * blank or alone, is the protocol's, and must keep its grammar
+ * (gbgate_line_check). */
 static const char *const kinds[] = {GBGATE_PREFIX " ", "settled "};
 
 static int kind_of(const char *l)
 {
-    for (int k = 0; k < 2; k++)
-        if (strncmp(l, kinds[k], strlen(kinds[k])) == 0)
+    for (int k = 0; k < 2; k++) {
+        size_t w = strlen(kinds[k]) - 1;
+        if (strncmp(l, kinds[k], w) == 0 && strchr(" \t\n", l[w]))
             return k;
+    }
     return -1;
+}
+
+/* The figures a reader reads itself: unsigned decimal numbers. */
+static const char *const figures[] = {"held_kib", "footprint_kib"};
+
+static int is_word_char(char ch, int key)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+           (!key && (ch == '.' || ch == '-'));
+}
+
+int gbgate_line_check(const char *l, size_t len, char *why, size_t size)
+{
+#define BREAK(...) return (snprintf(why, size, __VA_ARGS__), -1)
+    if (len > 4096)
+        BREAK("it is %zu bytes long, more than the 4096 a line may be", len);
+    for (size_t i = 0; i < len; i++)
+        if (l[i] < ' ' || l[i] > '~')
+            BREAK("byte %zu is not printable ASCII (a tab, a control character, NUL or a byte of another encoding)",
+                  i + 1);
+    size_t at = l[0] == 'c' ? strlen(GBGATE_PREFIX) : strlen("settled");
+    if (at >= len)
+        BREAK("it names no checkpoint");
+    for (size_t i = at; i + 1 < len; i++)
+        if (l[i] == ' ' && l[i + 1] == ' ')
+            BREAK("it has two spaces together: fields are separated by one space");
+    if (l[len - 1] == ' ')
+        BREAK("it ends with a space: fields are separated by one space");
+    /* The name: from after the word's space to the next space. */
+    size_t name = at + 1, end = name;
+    while (end < len && l[end] != ' ')
+        end++;
+    if (end == name || end - name > 64)
+        BREAK("its name is not 1 to 64 letters, digits, \".\", \"_\" and \"-\"");
+    for (size_t i = name; i < end; i++)
+        if (!is_word_char(l[i], 0))
+            BREAK("its name is not 1 to 64 letters, digits, \".\", \"_\" and \"-\"");
+    /* KEY=VALUE fields, each key once. */
+    for (size_t f = end; f < len;) {
+        size_t k = f + 1, e = k, eq = 0;
+        while (e < len && l[e] != ' ') {
+            if (!eq && l[e] == '=')
+                eq = e;
+            e++;
+        }
+        if (!eq)
+            BREAK("the field at byte %zu is not KEY=VALUE", k + 1);
+        if (eq == k || eq - k > 64 || (l[k] >= '0' && l[k] <= '9'))
+            BREAK("the key at byte %zu is not a letter or \"_\" followed by letters, digits and \"_\" (at most 64)",
+                  k + 1);
+        for (size_t i = k; i < eq; i++)
+            if (!is_word_char(l[i], 1))
+                BREAK("the key at byte %zu is not a letter or \"_\" followed by letters, digits and \"_\" (at most "
+                      "64)",
+                      k + 1);
+        for (size_t g = end; g < f; g++)
+            if (l[g] == ' ' && strncmp(l + g + 1, l + k, eq - k + 1) == 0)
+                BREAK("the key at byte %zu is given twice", k + 1);
+        if (e - eq - 1 > 256)
+            BREAK("the value at byte %zu is %zu bytes long, more than 256", eq + 2, e - eq - 1);
+        for (size_t n = 0; n < sizeof figures / sizeof *figures; n++) {
+            if (strlen(figures[n]) != eq - k || strncmp(l + k, figures[n], eq - k) != 0)
+                continue;
+            size_t digits = 0, frac = 0, dot = 0;
+            for (size_t i = eq + 1; i < e; i++) {
+                if (l[i] == '.' && !dot)
+                    dot = 1;
+                else if (l[i] >= '0' && l[i] <= '9')
+                    dot ? frac++ : digits++;
+                else
+                    digits = 99;
+            }
+            if (digits == 0 || digits > 15 || (dot && frac == 0))
+                BREAK("%s at byte %zu is not an unsigned decimal number of at most 15 digits (KiB; a fraction "
+                      "is rounded)",
+                      figures[n], k + 1);
+        }
+        f = e;
+    }
+    return 0;
+#undef BREAK
 }
 
 /* The first line of the protocol from l on (l may be NULL), or NULL. */
@@ -185,6 +277,25 @@ static void protocol_break(gbgate_child *c, const char *fmt, int a, int b)
 {
     if (!c->protocol[0])
         snprintf(c->protocol, sizeof c->protocol, fmt, a, b);
+}
+
+/* The n-th line of the protocol in b (1 for the first), or NULL. */
+static const char *nth_line(const buffer *b, int n)
+{
+    const char *l = checkpoint_line(b->p);
+    while (l && --n > 0)
+        l = checkpoint_line(line_after(l));
+    return l;
+}
+
+/* Checks the line of stop n against the grammar: a break otherwise. */
+static void check_line(gbgate_child *c, const buffer *b, int n)
+{
+    const char *l = nth_line(b, n);
+    const char *nl = l ? strchr(l, '\n') : NULL;
+    char why[128];
+    if (l && gbgate_line_check(l, nl ? (size_t)(nl - l) : strlen(l), why, sizeof why) != 0 && !c->protocol[0])
+        snprintf(c->protocol, sizeof c->protocol, "the line of stop %d breaks the protocol's grammar: %s", n, why);
 }
 
 int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, char *const argv[],
@@ -281,7 +392,9 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
             else if (n < c->stops)
                 protocol_break(c, "stop %d came with no new checkpoint line (%d printed; stdout not flushed?)",
                                c->stops, n);
-            else if (!c->protocol[0])
+            else
+                check_line(c, &b, c->stops);
+            if (!c->protocol[0])
                 c->paired = c->stops;
             if (stops_fd >= 0) {
                 char count[24];

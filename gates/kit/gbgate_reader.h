@@ -54,6 +54,12 @@ typedef struct gbgate_child {
 /* The memory of pid now, from outside. */
 gbgate_mem gbgate_read(pid_t pid);
 
+/* Checks the line l of len bytes (no newline) that begins with a word of
+ * the protocol against its grammar (README.md, "The protocol"): 0 when it
+ * keeps it, else -1 with what breaks it in why (size bytes). A reader
+ * stops trusting a child at the first line that breaks it (protocol). */
+int gbgate_line_check(const char *l, size_t len, char *why, size_t size);
+
 /* Runs fn(arg) in a forked child (if exe is NULL) or exe with argv (if fn
  * is NULL), reads its memory at every stop, continues it, and fills *c
  * with the readings and everything it printed on stdout. extra_env (NULL

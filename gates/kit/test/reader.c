@@ -16,7 +16,12 @@
  * and each round's settled reading, "settle <checkpoint>-settled <rss_kib>
  * at stop <n>".
  *
+ * With --check, reads lines from its standard input and prints for each
+ * "ok" or "break <what breaks it>" (gbgate_line_check): the C reader's
+ * grammar, beside the shell's (hostile.bats).
+ *
  * Usage: reader PROG [MIB [MODE]]
+ *        reader --check < LINES
  */
 #include "gbgate_reader.h"
 
@@ -49,8 +54,28 @@ static int run(const char *prog, const char *mode, const char *mib)
     return rc;
 }
 
+static int check(void)
+{
+    static char line[1 << 17];
+    size_t n;
+    while ((n = fread(line, 1, 1, stdin)) == 1) {
+        size_t len = 0;
+        /* A line of any bytes, NUL included, up to its newline. */
+        while (line[len] != '\n' && len + 1 < sizeof line && fread(line + len + 1, 1, 1, stdin) == 1)
+            len++;
+        char why[160];
+        if (gbgate_line_check(line, len, why, sizeof why) == 0)
+            puts("ok");
+        else
+            printf("break %s\n", why);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--check") == 0)
+        return check();
     if (argc < 2) {
         fputs("usage: reader PROG [MIB [MODE]]\n", stderr);
         return 2;

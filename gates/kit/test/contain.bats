@@ -1,0 +1,102 @@
+#!/usr/bin/env bats
+# contain.bats -- nothing a run starts outlives it: a program that leaves
+# a daemon behind (setsid, then a double fork, so that it is in no process
+# group of the run's and its parent is gone) has the daemon ended with the
+# run, by the run's cgroup where one can be made, and by the sweep of the
+# processes marked with the run's id everywhere; the run says which is in
+# force. Run by ci/gate.sh with the kit's other tests; by hand: bats
+# gates/kit/test/contain.bats.
+bats_require_minimum_version 1.8.0
+
+load helpers
+
+setup() {
+    kit_paths
+    SUBJECT="${BATS_TEST_TMPDIR}/daemon"
+    PIDS="${BATS_TEST_TMPDIR}/pids"
+    # The subject: starts a daemon (with its environment as it is, or
+    # emptied), checkpoints, and exits.
+    cat >"${SUBJECT}" <<'SUBJECT'
+#!/usr/bin/env bash
+if [[ "$2" == clean ]]; then
+    setsid env -i /bin/sh -c '( sleep 300 & echo $! >"$1" ) &' sh "$1" </dev/null >/dev/null 2>&1
+else
+    setsid /bin/sh -c '( sleep 300 & echo $! >"$1" ) &' sh "$1" </dev/null >/dev/null 2>&1
+fi
+while [[ ! -s "$1" ]]; do sleep 0.05; done
+printf 'checkpoint started\n'
+[[ "${GBGATE:-}" == stop ]] && kill -STOP $$
+exit 0
+SUBJECT
+    chmod +x "${SUBJECT}"
+}
+
+teardown() {
+    [[ -s "${PIDS}" ]] && kill -KILL "$(cat "${PIDS}")" 2>/dev/null || true
+}
+
+# alive PID: PID is a process that has not ended (a zombie has).
+alive() {
+    local state
+    state="$(ps -o stat= -p "$1" 2>/dev/null)" || return 1
+    [[ -n "$state" && "$state" != Z* ]]
+}
+
+# cgroup_possible: whether this machine lets a run make a cgroup v2.
+cgroup_possible() {
+    run "${KIT_GBGATE}" run -- "${SUBJECT}" "${BATS_TEST_TMPDIR}/probe"
+    kill -KILL "$(cat "${BATS_TEST_TMPDIR}/probe")" 2>/dev/null || true
+    [[ "$output" == *"gate: contained by the cgroup "* ]]
+}
+
+@test "a daemon the program leaves behind ends with the run, and the run says what contained it" {
+    run "${KIT_GBGATE}" run --cap 64MiB -- "${SUBJECT}" "${PIDS}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[${#lines[@]} - 3]}" =~ ^gate:\ contained\ by\ the\ (cgroup\ .*,\ and\ a\ )?sweep\ of\ the\ processes\ marked\ GBGATE_RUN_ID= ]]
+    [ -s "${PIDS}" ]
+    sleep 0.2
+    ! alive "$(cat "${PIDS}")"
+}
+
+@test "without a cgroup, the sweep of the marked processes ends the daemon" {
+    GK_NO_CGROUP=1 run "${KIT_GBGATE}" run --cap 64MiB -- "${SUBJECT}" "${PIDS}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[${#lines[@]} - 3]}" == "gate: contained by the sweep of the processes marked GBGATE_RUN_ID="* ]]
+    sleep 0.2
+    ! alive "$(cat "${PIDS}")"
+}
+
+@test "a daemon that empties its environment is ended by the run's cgroup" {
+    cgroup_possible || skip "no cgroup v2 can be made here (not root, or the unified hierarchy is not mounted writable): only the sweep is in force, which such a daemon escapes"
+    run "${KIT_GBGATE}" run --cap 64MiB -- "${SUBJECT}" "${PIDS}" clean
+    echo "$output"
+    [ "$status" -eq 0 ]
+    sleep 0.2
+    ! alive "$(cat "${PIDS}")"
+}
+
+@test "a program killed by the guard takes its daemon with it" {
+    # The daemon is started, then the program hangs past the guard's clock.
+    printf '#!/usr/bin/env bash\nsetsid /bin/sh -c %s sh "$1" </dev/null >/dev/null 2>&1\nsleep 300\n' \
+        "'( sleep 300 & echo \$! >\"\$1\" ) &'" >"${SUBJECT}"
+    run "${KIT_GBGATE}" run --guard-s 2 -- "${SUBJECT}" "${PIDS}"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-time):"* ]] || false
+    sleep 0.2
+    ! alive "$(cat "${PIDS}")"
+}
+
+@test "a gate written in bats contains its program as the runner does" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    gk_start "${BATS_TEST_TMPDIR}/out" "${BATS_TEST_TMPDIR}/err" "${SUBJECT}" "${PIDS}"
+    gk_next
+    [ -s "${PIDS}" ]
+    alive "$(cat "${PIDS}")"
+    gk_kill
+    sleep 0.2
+    ! alive "$(cat "${PIDS}")"
+}
