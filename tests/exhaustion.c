@@ -114,6 +114,13 @@ GB_TEST(a_refused_growth_of_a_solo_block_changes_nothing_the_index_included)
     check_same_but_refusals(&before, &after);
     CHECK_EQ(after.refusals - before.refusals, 1);
     CHECK_EQ(gb_region_bytes(r), bytes);
+    /* One the index itself cannot make room for: refused before the
+     * block is tried, with nothing changed either. */
+    CHECK(gb_try_realloc(p, 2 * MIB, HUGE_REQUEST) == NULL);
+    after = gbt_stats();
+    check_same_but_refusals(&before, &after);
+    CHECK_EQ(after.refusals - before.refusals, 2);
+    CHECK_EQ(gb_region_bytes(r), bytes);
     for (size_t i = 0; i < 2 * MIB; i += 4096)
         CHECK(p[i] == 'p');
     char *q = gb_try_realloc(p, 2 * MIB, 3 * MIB);
@@ -323,6 +330,39 @@ GB_TEST(a_growth_past_the_limit_is_refused_and_keeps_the_allocation)
     CHECK(q[0] == 'g' && q[2 * MIB - 1] == 'g');
     CHECK(gb_region_bytes(r) <= 4 * MIB);
     gb_leave(r);
+    gbt_check_all_given_back();
+}
+
+/* The same for a solo block that grows by copy: under a limit of 4 MiB,
+ * its growth from 2 MiB to 3 MiB must not take the cached block of 8 MiB
+ * that would serve it without one (up to four times its size). */
+GB_TEST(a_solo_block_grown_under_a_limit_takes_no_larger_cached_block)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.huge = GB_HUGE_OFF;
+    o.cache_bytes = 64 * MIB;
+    o.growth = GB_GROW_COPY;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    memset(gb_alloc(8 * MIB - 64 * KIB), 1, 8 * MIB - 64 * KIB);
+    gb_leave(r);
+    CHECK(gbt_stats().bytes_cached >= 8 * MIB);
+    r = gb_enter();
+    gb_region_limit(r, 4 * MIB);
+    char *p = gb_try_alloc(2 * MIB);
+    CHECK(p != NULL);
+    memset(p, 'g', 2 * MIB);
+    uint64_t hits = gbt_stats().cache_hits, copies = gbt_stats().grows_copy;
+    char *q = gb_try_realloc_in(r, p, 2 * MIB, 3 * MIB);
+    CHECK(q != NULL);
+    CHECK(q[0] == 'g' && q[2 * MIB - 1] == 'g');
+    CHECK_EQ(gbt_stats().grows_copy, copies + 1);
+    CHECK_EQ(gbt_stats().cache_hits, hits);
+    CHECK(gb_region_bytes(r) <= 4 * MIB);
+    gb_leave(r);
+    gb_sweep();
     gbt_check_all_given_back();
 }
 

@@ -243,6 +243,77 @@ GB_TEST(another_threads_memory_is_not_this_threads)
     gb_leave(r);
 }
 
+/* The index's room made ready in two steps (index.h): abandoned, it is
+ * as it was, whether prepare took a larger table, found room in the one
+ * in place, or took the thread's own table before the first entry; put
+ * in place, its entries are all still found. */
+GB_TEST(the_index_room_made_ready_and_abandoned_leaves_it_as_it_was)
+{
+    static gb__index ix;
+    gb__index_grow g;
+    gb_init(NULL); /* the OS table, which large tables are mapped with */
+    size_t meta = gbt_stats().bytes_meta;
+    /* Empty: the thread's own table is taken, and given back is nothing. */
+    CHECK(gb__index_prepare(&ix, 100, &g));
+    CHECK(g.slots == ix.fine.small);
+    gb__index_abandon(&g);
+    CHECK(ix.fine.slots == NULL && ix.fine.cap == 0);
+    CHECK(gb__index_prepare(&ix, 100, &g));
+    gb__index_commit(&g);
+    CHECK(ix.fine.slots == ix.fine.small && ix.fine.cap == GB__INDEX_INLINE);
+    CHECK_EQ(gbt_stats().bytes_meta, meta);
+    /* A range that fills the thread's own table to exactly half (32
+     * granules of 1 MiB, the ends included) still takes it. */
+    CHECK(gb__index_prepare(&ix, 30 * MIB, &g));
+    CHECK(g.slots == ix.coarse.small && g.cap == GB__INDEX_INLINE);
+    gb__index_abandon(&g);
+    /* Ranges of 100 bytes, one a 64 KiB granule (an entry each), until
+     * the table in place has room for one more such range (two entries
+     * reserved) and not for one of just under 1 MiB (seventeen), the
+     * largest the table of 64 KiB granules takes. */
+    uintptr_t at = (uintptr_t)1 << 40, step = 64 * KIB, n = 0;
+    const size_t wide = MIB - 1;
+    while (n < 1000 || (ix.fine.count + 17) * 2 <= ix.fine.cap || (ix.fine.count + 2) * 2 > ix.fine.cap) {
+        gb__index_add(&ix, (void *)(at + n * step), 100, at + n * step, NULL);
+        n++;
+    }
+    const gb__index_slot *slots = ix.fine.slots;
+    size_t cap = ix.fine.cap, count = ix.fine.count;
+    size_t with_table = gbt_stats().bytes_meta;
+    CHECK(ix.fine.mapped);
+    CHECK_EQ(with_table, meta + cap * sizeof(gb__index_slot));
+    /* Room in place. */
+    CHECK(gb__index_prepare(&ix, 100, &g));
+    CHECK(g.slots == slots);
+    gb__index_abandon(&g);
+    CHECK(gb__index_prepare(&ix, 100, &g));
+    gb__index_commit(&g);
+    CHECK(ix.fine.slots == slots && ix.fine.cap == cap && ix.fine.count == count);
+    CHECK_EQ(gbt_stats().bytes_meta, with_table);
+    /* The wide range: a larger table, taken and given back. */
+    CHECK(gb__index_prepare(&ix, wide, &g));
+    CHECK(g.slots != slots && g.cap > cap);
+    CHECK_EQ(gbt_stats().bytes_meta, with_table + g.cap * sizeof(gb__index_slot));
+    gb__index_abandon(&g);
+    CHECK(ix.fine.slots == slots && ix.fine.cap == cap && ix.fine.count == count);
+    CHECK_EQ(gbt_stats().bytes_meta, with_table);
+    /* Taken and put in place: the old one goes, every entry is found. */
+    CHECK(gb__index_prepare(&ix, wide, &g));
+    size_t larger = g.cap;
+    gb__index_commit(&g);
+    CHECK(ix.fine.cap == larger && ix.fine.count == count);
+    CHECK_EQ(gbt_stats().bytes_meta, meta + larger * sizeof(gb__index_slot));
+    void *owner;
+    for (uintptr_t i = 0; i < n; i++) {
+        CHECK_EQ(gb__index_find(&ix, (void *)(at + i * step + 99), &owner), at + i * step);
+        CHECK_EQ(gb__index_find(&ix, (void *)(at + i * step + 100), &owner), 0);
+    }
+    for (uintptr_t i = 0; i < n; i++)
+        gb__index_remove(&ix, (void *)(at + i * step), 100, at + i * step);
+    CHECK(ix.fine.slots == ix.fine.small);
+    CHECK_EQ(gbt_stats().bytes_meta, meta);
+}
+
 /* The index alone (index.c), on addresses it never reads: ranges of every
  * size and alignment, entered and removed in a shuffled order, answer for
  * exactly their bytes, first to last, and nothing around them. */

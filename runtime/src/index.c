@@ -94,8 +94,9 @@ bool gb__index_prepare(gb__index *index, size_t size, gb__index_grow *g)
 {
     gb__index_table *ix = table_for(index, size);
     size_t need = ix->count + span(ix, size);
-    g->table = ix;
-    g->slots = NULL;
+    /* The table in place, when it has the room: commit and abandon then
+     * find nothing to put in place or to give back. */
+    *g = (gb__index_grow){.table = ix, .slots = ix->slots, .cap = ix->cap, .mapped = ix->mapped};
     if (need * 2 <= ix->cap)
         return true;
     size_t cap = ix->cap ? ix->cap : GB__INDEX_INLINE;
@@ -104,7 +105,7 @@ bool gb__index_prepare(gb__index *index, size_t size, gb__index_grow *g)
     g->cap = cap;
     if (cap == GB__INDEX_INLINE) {
         /* Only before the first entry: the table in the thread's state,
-         * unused so far, costs nothing to take. */
+         * zero and unused so far, costs nothing to take. */
         g->slots = ix->small;
         g->mapped = false;
         return true;
@@ -116,13 +117,11 @@ bool gb__index_prepare(gb__index *index, size_t size, gb__index_grow *g)
 void gb__index_commit(gb__index_grow *g)
 {
     gb__index_table *ix = g->table;
-    if (!g->slots)
+    if (g->slots == ix->slots)
         return;
     gb__index_slot *old = ix->slots;
     size_t old_cap = ix->cap;
     bool old_mapped = ix->mapped;
-    if (g->slots == ix->small)
-        memset(ix->small, 0, sizeof ix->small);
     ix->slots = g->slots;
     ix->cap = g->cap;
     ix->mapped = g->mapped;
@@ -132,14 +131,12 @@ void gb__index_commit(gb__index_grow *g)
             put(ix, &old[i]);
     if (old && old != ix->small)
         table_free(old, old_cap, old_mapped);
-    g->slots = NULL;
 }
 
 void gb__index_abandon(gb__index_grow *g)
 {
-    if (g->slots && g->slots != g->table->small)
+    if (g->slots != g->table->slots && g->slots != g->table->small)
         table_free(g->slots, g->cap, g->mapped);
-    g->slots = NULL;
 }
 
 bool gb__index_reserve(gb__index *index, size_t size)

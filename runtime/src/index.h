@@ -78,15 +78,15 @@ bool gb__index_reserve(gb__index *ix, size_t size);
 /* The same room in two steps, for a caller that must also get the range
  * itself and may fail to: gb__index_prepare takes the larger table the
  * range would need (false, with nothing changed, when it cannot be had)
- * without putting it in place; then gb__index_commit puts it in place
- * (it cannot fail), or gb__index_abandon gives it back, and the index is
- * as it was. Nothing may be added to or removed from the index between
+ * without putting it in place; then, once it returned true,
+ * gb__index_commit puts it in place (it cannot fail), or
+ * gb__index_abandon gives it back, and the index is as it was. Nothing may be added to or removed from the index between
  * the two. A refused growth of a solo block (region.c) leaves the index
  * exactly as it found it this way, though the table it would have needed
  * could be had. */
 typedef struct gb__index_grow {
     gb__index_table *table;
-    gb__index_slot *slots; /* the larger table, or NULL: the one in place has room */
+    gb__index_slot *slots; /* the larger table, or the one in place when it has room */
     size_t cap;
     bool mapped;
 } gb__index_grow;
