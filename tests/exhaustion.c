@@ -434,6 +434,40 @@ static bool decline(gb_region *r, size_t request, gb_oom_reason why, void *arg)
     return false;
 }
 
+static bool record(gb_region *r, size_t request, gb_oom_reason why, void *arg)
+{
+    (void)r;
+    (void)request;
+    (void)arg;
+    handler_calls++;
+    handler_why = why;
+    return false;
+}
+
+/* A solo block's growth refused for the limit, then (the limit lifted)
+ * by the index, which cannot make room for 2^60 bytes: the handler hears
+ * each reason as it is, the second not the first's left over. */
+GB_TEST(the_handler_hears_why_a_solo_growth_was_refused)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_set_oom_handler(record, NULL);
+    gb_region *r = gb_enter();
+    gb_region_limit(r, 4 * MIB);
+    char *p = gb_try_alloc(2 * MIB);
+    CHECK(p != NULL);
+    int calls = handler_calls;
+    CHECK(gb_try_realloc_in(r, p, 2 * MIB, 5 * MIB) == NULL);
+    CHECK_EQ(handler_calls, calls + 1);
+    CHECK_EQ(handler_why, GB_OOM_LIMIT);
+    gb_region_limit(r, 0);
+    CHECK(gb_try_realloc_in(r, p, 2 * MIB, HUGE_REQUEST) == NULL);
+    CHECK_EQ(handler_calls, calls + 2);
+    CHECK_EQ(handler_why, GB_OOM_SYSTEM);
+    gb_set_oom_handler(NULL, NULL);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
 GB_TEST(a_handler_that_declines_lets_the_request_fail_once)
 {
     init_plain(GB_CACHE_OFF);

@@ -106,8 +106,7 @@ bool gb__index_prepare(gb__index *index, size_t size, gb__index_grow *g)
     if (cap == GB__INDEX_INLINE) {
         /* Only before the first entry: the table in the thread's state,
          * zero and unused so far, costs nothing to take. */
-        g->slots = ix->small;
-        g->mapped = false;
+        g->slots = ix->small; /* g->mapped is false, as ix's is before its first table */
         return true;
     }
     g->slots = table_new(cap, &g->mapped);
