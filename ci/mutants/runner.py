@@ -13,6 +13,7 @@ test took without a mutant, so a slow machine does not trip them, and a
 tripped one counts the mutant as caught, never the run as failed.
 """
 import json
+import threading
 import os
 import re
 import signal
@@ -26,9 +27,10 @@ class Spec:
     """One test: how to run it and how to read its result."""
 
     def __init__(self, name, kind, command, cwd, env=None, skip_rc=None, will_fail=False,
-                 skip_re=(), pass_re=(), fail_re=()):
+                 skip_re=(), pass_re=(), fail_re=(), locks=()):
         self.name, self.kind, self.command, self.cwd = name, kind, command, cwd
         self.env = env or {}
+        self.locks = tuple(sorted(set(locks)))
         self.skip_rc, self.will_fail = skip_rc, will_fail
         self.skip_re, self.pass_re, self.fail_re = skip_re, pass_re, fail_re
 
@@ -51,8 +53,23 @@ def ctest_specs(build_dir):
             t["name"], "ctest", t["command"], props.get("WORKING_DIRECTORY", build_dir), env,
             props.get("SKIP_RETURN_CODE"), bool(props.get("WILL_FAIL")),
             props.get("SKIP_REGULAR_EXPRESSION", []), props.get("PASS_REGULAR_EXPRESSION", []),
-            props.get("FAIL_REGULAR_EXPRESSION", [])))
+            props.get("FAIL_REGULAR_EXPRESSION", []),
+            # ctest's RESOURCE_LOCK, which the tests that install into
+            # one tree rely on, and RUN_SERIAL, a lock every test takes.
+            list(props.get("RESOURCE_LOCK", [])) + (["*serial*"] if props.get("RUN_SERIAL") else [])))
     return specs
+
+
+# The locks of ctest's RESOURCE_LOCK, one a name, taken in the order of
+# their names (so that two tests never wait on each other) by every run
+# of this process: the coverage pass and the workers run tests at once.
+_LOCKS = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _locks_of(spec):
+    with _LOCKS_GUARD:
+        return [_LOCKS.setdefault(name, threading.Lock()) for name in spec.locks]
 
 
 _BATS_TEST = re.compile(r"""^\s*@test\s+(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\s*\{""")
@@ -152,6 +169,17 @@ def command(cmd, log_path, running):
 
 
 def run(spec, env_extra, timeout, rss_limit_kib, running, log_path=None):
+    locks = _locks_of(spec)
+    for lock in locks:
+        lock.acquire()
+    try:
+        return _run(spec, env_extra, timeout, rss_limit_kib, running, log_path)
+    finally:
+        for lock in reversed(locks):
+            lock.release()
+
+
+def _run(spec, env_extra, timeout, rss_limit_kib, running, log_path=None):
     env = dict(os.environ)
     env.update(spec.env)
     env.update(env_extra)
