@@ -36,6 +36,8 @@
 #                  runtime the run mode fuzzes (a poison shows a crash being
 #                  reported)
 #   FUZZ_MAX_LEN   largest input (default 4096)
+#   FUZZ_READER_RUNS  executions of the kit's reader target under libFuzzer
+#                  in the run mode (default 100000; fuzz/reader.c)
 #   TEETH_RUNS     the execution bound of the teeth cases that start from
 #                  the committed corpus (default 20000)
 #   TEETH_DISCOVER_RUNS  the bound of the case that starts from nothing
@@ -123,7 +125,7 @@ build_libfuzzer() {
         -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link -fno-sanitize-coverage=trace-cmp" \
         -DGB_FUZZ_ENGINE=libfuzzer >/dev/null
     cmake --build "$lf_dir" --parallel "$build_jobs" --target fuzz_runtime fuzz_runtime_replay \
-        fuzz_runtime_unpinned-free fuzz_runtime_unbound-map-arena
+        fuzz_runtime_unpinned-free fuzz_runtime_unbound-map-arena fuzz_reader
 }
 
 build_afl() {
@@ -219,6 +221,26 @@ run_libfuzzer() {
             log "libFuzzer [$name]: clean: ${execs:-?} executions, ${rate:-?} exec/s, $units new inputs, peak rss ${rss:-?} MB"
         fi
     done
+}
+
+# The gate kit's C reader (fuzz/reader.c): libFuzzer for a number of
+# executions (FUZZ_READER_RUNS), not a time, from its committed corpus;
+# what it finds new is kept in the run's folder, a failure is a crash.
+run_reader() {
+    local dir="$runs/reader" rc=0 execs
+    rm -rf "$dir"
+    mkdir -p "$dir/corpus" "$dir/artifacts"
+    log "libFuzzer: the kit's reader for ${FUZZ_READER_RUNS:-100000} executions"
+    "$lf_dir/fuzz_reader" -runs="${FUZZ_READER_RUNS:-100000}" -max_len=8192 -timeout=20 -print_final_stats=1 \
+        -artifact_prefix="$dir/artifacts/" "$dir/corpus" "$root/fuzz/corpus-reader" >"$dir/log" 2>&1 || rc=$?
+    execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -n 1)"
+    if ((rc != 0)) || [[ -n "$(find "$dir/artifacts" -type f)" ]]; then
+        failures=$((failures + 1))
+        log "libFuzzer [reader]: FAILED (exit $rc) after ${execs:-?} executions; log: ${dir#"$root"/}/log"
+        grep -E 'ERROR: |^reader: |SUMMARY: ' "$dir/log" | head -n 5 | sed 's/^/  /' || true
+    else
+        log "libFuzzer [reader]: clean: ${execs:-?} executions, $(find "$dir/corpus" -type f | wc -l | tr -d ' ') new inputs"
+    fi
 }
 
 # AFL++ instance i: the main one first, then secondaries; each runs the
@@ -418,6 +440,7 @@ case "$mode" in
         select_engines
         build_all
         for e in "${active[@]}"; do "run_$e"; done
+        [[ " ${active[*]} " != *" libfuzzer "* ]] || run_reader
         if ((failures)); then
             log "$failures engine process(es) saved crashes or failed"
             exit 1
