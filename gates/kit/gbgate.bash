@@ -157,7 +157,9 @@ gk_start() {
     # sh exports its own pid as GBGATE_PID before it execs env, so the
     # program's environment names the pid the kit started and reads, the
     # one the checkpoint helper (gbgate checkpoint) must stop; with it,
-    # GBGATE_STOPS_FILE, where gk_next counts the stops it has read.
+    # GBGATE_STOPS_FILE, where gk_next counts the stops it has read, and
+    # GBGATE_OUT, the capture file, which the helper writes its line to
+    # when its stdout is a pipe (a system() or popen() of the program).
     GK_STOPS_FILE="$GK_OUT.stops"
     echo 0 >"$GK_STOPS_FILE"
     # The run's cgroup, joined by sh before it execs (containment, above).
@@ -167,7 +169,8 @@ gk_start() {
     # proc_open does, still adds its lines at the end of the file read.
     sh -c 'if [ -n "$1" ]; then echo $$ >"$1" 2>/dev/null || :; fi; shift
            GBGATE_PID=$$; export GBGATE_PID; exec env "$@"' sh "${GK_CGROUP:+$GK_CGROUP/cgroup.procs}" \
-        GBGATE=stop GBGATE_STOPS_FILE="$GK_STOPS_FILE" GBGATE_RUN_ID="$GK_RUN_ID" "$@" >>"$GK_OUT" 2>>"$GK_ERR" 3>&- &
+        GBGATE=stop GBGATE_STOPS_FILE="$GK_STOPS_FILE" GBGATE_RUN_ID="$GK_RUN_ID" GBGATE_OUT="$GK_OUT" \
+        "$@" >>"$GK_OUT" 2>>"$GK_ERR" 3>&- &
     GK_PID=$!
     set +m
     GK_PGID=$GK_PID
@@ -270,13 +273,16 @@ gk_contain_begin() {
     GK_RUN_ID="$$.${RANDOM}${RANDOM}"
     GK_CGROUP=""
     GK_CONTAIN="sweep of the processes marked GBGATE_RUN_ID=$GK_RUN_ID"
-    local mnt rel
-    # GK_NO_CGROUP set: the sweep alone (the kit's tests of it).
-    [[ -z "${GK_NO_CGROUP:-}" && -r /proc/self/mountinfo && -r /proc/self/cgroup ]] || return 0
+    local mnt rel mountinfo="${GK_MOUNTINFO:-/proc/self/mountinfo}" cgroup="${GK_PROC_CGROUP:-/proc/self/cgroup}"
+    # GK_NO_CGROUP set: the sweep alone; GK_MOUNTINFO and GK_PROC_CGROUP
+    # stand for the two files (the kit's tests of a host without them).
+    [[ -z "${GK_NO_CGROUP:-}" && -r "$mountinfo" && -r "$cgroup" ]] || return 0
     # The unified hierarchy's mount point (the field after " - " is the
     # file system's type), and the runner's cgroup in it ("0::<path>").
-    mnt="$(awk '{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' /proc/self/mountinfo)"
-    rel="$(awk -F: '$1 == "0" { print $3; exit }' /proc/self/cgroup)"
+    # A host with cgroup v1 alone may still list "0::/" (hybrid, with no
+    # v2 mount): without both, no cgroup is made anywhere.
+    mnt="$(awk '{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' "$mountinfo")"
+    rel="$(awk -F: '$1 == "0" { print $3; exit }' "$cgroup")"
     [[ -n "$mnt" && -n "$rel" ]] || return 0
     [[ "$rel" == / ]] && rel=""
     if mkdir "$mnt$rel/gbgate.$GK_RUN_ID" 2>/dev/null; then
@@ -425,8 +431,10 @@ gk_line_at() {
                 bad("byte " RSTART " is not printable ASCII (a tab, a control character, NUL or a byte of another encoding): " quote(substr(line, 1, RSTART - 1)) " comes before it")
             if (line ~ /^[a-z]+ *$/)
                 bad(quote(line) " names no checkpoint")
-            if (line ~ /  / || line ~ / $/)
-                bad(quote(line) " has two spaces together, or one at its end: fields are separated by one space")
+            if (line ~ /  /)
+                bad(quote(line) " has two spaces together: fields are separated by one space")
+            if (line ~ / $/)
+                bad(quote(line) " has a space at its end: fields are separated by one space")
             nw = split(line, w, / /)
             if (w[2] !~ /^[A-Za-z0-9._-]+$/ || length(w[2]) > 64)
                 bad("the name " quote(w[2]) " is not 1 to 64 letters, digits, \".\", \"_\" and \"-\"")
@@ -519,7 +527,7 @@ gk_next() {
                 gk_stops_read
                 lines="$(gk_checkpoint_lines)"
                 if ((lines < GK_STOPS)); then
-                    gk_protocol "stop $GK_STOPS came with no new checkpoint line (it stopped without printing one, or its stdout was not flushed)"
+                    gk_protocol "stop $GK_STOPS came with no new checkpoint line (it stopped without printing one, its stdout was not flushed, or the line went into a pipe that the program reads, as system() and popen() do: the helper, gbgate checkpoint, writes to GBGATE_OUT then)"
                     return 2
                 fi
                 if ((lines > GK_STOPS)); then
@@ -679,7 +687,12 @@ gk_guard_clock() {
     fi
     if ((over_time)); then
         GK_REASON="guard-time"
-        GK_DETAIL="killed after ${GK_GUARD_S} s, the guard's bound on the clock for a run (a hang): $(gk_seconds "$used") s of CPU since $GK_CPU_SINCE, at $(gk_mib "$rss") resident"
+        # Blocked, or busy within the CPU budget: the CPU it used tells
+        # which, and the verdict says it, never "a hang" for a program
+        # that worked through those seconds.
+        local what="a hang: it used little CPU"
+        ((used * 2 < GK_GUARD_S * 1000)) || what="busy on the CPU, under the CPU guard, for longer than the run may last"
+        GK_DETAIL="killed after ${GK_GUARD_S} s, the guard's bound on the clock for a run ($what): $(gk_seconds "$used") s of CPU since $GK_CPU_SINCE, at $(gk_mib "$rss") resident"
         gk_kill
         return 2
     fi
@@ -908,7 +921,7 @@ gk_helper() {
     shift
     for w in "$@"; do
         gk_helper_valid_pair "$w" ||
-            gk_helper_die "\"$w\" (checkpoint $name) is not KEY=VALUE: the key a word of letters, digits and - _ ., the value without spaces"
+            gk_helper_die "\"$w\" (checkpoint $name) is not KEY=VALUE: the key a letter or _ then letters, digits and _ (at most 64), the value printable ASCII without spaces (at most 256)"
         rest="$rest $w"
     done
     if [[ "$mode" == print ]]; then
@@ -956,12 +969,13 @@ gk_helper_die() {
 # expressions are in variables, which bash 3.2 and 5 read alike.
 gk_helper_valid_name() {
     local re='^[A-Za-z0-9._-]+$'
-    [[ "$1" =~ $re ]]
+    [[ "$1" =~ $re && ${#1} -le 64 ]]
 }
 
 gk_helper_valid_pair() {
-    local re='^[A-Za-z0-9._-]+=[^[:space:]]*$'
-    [[ "$1" =~ $re ]]
+    local re='^[A-Za-z_][A-Za-z0-9_]*=[!-~]*$' key="${1%%=*}"
+    local LC_ALL=C
+    [[ "$1" =~ $re && ${#key} -le 64 && $((${#1} - ${#key} - 1)) -le 256 ]]
 }
 
 # gk_helper_settle_s: GBGATE_SETTLE_S as the runner exported it (seconds,
@@ -1058,7 +1072,14 @@ gk_helper_stop() {
     local pid="$1" before
     gk_helper_stops_read
     before=$GK_HELPER_READ
-    printf '%s\n' "$2"
+    # Through a pipe (PHP's system(), a popen()), the line would reach the
+    # capture only when the parent copies it, after the stop: written to
+    # the capture file itself, where the runner reads.
+    if [[ -p /dev/stdout && -n "${GBGATE_OUT:-}" && -f "$GBGATE_OUT" && -w "$GBGATE_OUT" ]]; then
+        printf '%s\n' "$2" >>"$GBGATE_OUT"
+    else
+        printf '%s\n' "$2"
+    fi
     kill -STOP "$pid" 2>/dev/null || {
         echo "gbgate checkpoint: error: cannot stop GBGATE_PID $pid (no such process, or not ours)" >&2
         return 1

@@ -197,7 +197,7 @@ int gbgate_line_check(const char *l, size_t len, char *why, size_t size)
         if (l[i] == ' ' && l[i + 1] == ' ')
             BREAK("it has two spaces together: fields are separated by one space");
     if (l[len - 1] == ' ')
-        BREAK("it ends with a space: fields are separated by one space");
+        BREAK("it has a space at its end: fields are separated by one space");
     /* The name: from after the word's space to the next space. */
     size_t name = at + 1, end = name;
     while (end < len && l[end] != ' ')

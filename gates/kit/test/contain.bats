@@ -100,3 +100,40 @@ cgroup_possible() {
     sleep 0.2
     ! alive "$(cat "${PIDS}")"
 }
+
+@test "a host with no cgroup v2 mounted gets no cgroup, and nothing is made in its place" {
+    # /proc/self/cgroup may list "0::<path>" where no cgroup2 is mounted
+    # (a hybrid host with its v2 hierarchy unmounted): the runner must not
+    # make a folder at that path, which is a path of the root file system
+    # there. Both files are stood in for, the path a folder of this test.
+    mkdir -p "${BATS_TEST_TMPDIR}/root"
+    printf '25 1 0:22 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n' >"${BATS_TEST_TMPDIR}/mountinfo"
+    printf '0::%s\n' "${BATS_TEST_TMPDIR}/root" >"${BATS_TEST_TMPDIR}/cgroup"
+    GK_MOUNTINFO="${BATS_TEST_TMPDIR}/mountinfo" GK_PROC_CGROUP="${BATS_TEST_TMPDIR}/cgroup" \
+        run "${KIT_GBGATE}" run -- "${SUBJECT}" "${PIDS}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"gate: contained by the sweep of the processes marked GBGATE_RUN_ID="* ]] || false
+    [ -z "$(ls -A "${BATS_TEST_TMPDIR}/root")" ]
+    ! alive "$(cat "${PIDS}")"
+}
+
+@test "the run's cgroup is made under the runner's own, not at the hierarchy's root" {
+    # A stand-in hierarchy in a folder of this test: mounted at root/, the
+    # runner in /sub. The kernel would move the program into a real one;
+    # here the folder is only made (and, no kernel moving anything, given
+    # up for the sweep): it must be made in sub/, where a delegated
+    # subtree lets a runner that is not root make it.
+    mkdir -p "${BATS_TEST_TMPDIR}/root/sub"
+    printf '30 1 0:26 / %s rw - cgroup2 cgroup2 rw\n' "${BATS_TEST_TMPDIR}/root" >"${BATS_TEST_TMPDIR}/mountinfo"
+    printf '0::/sub\n' >"${BATS_TEST_TMPDIR}/cgroup"
+    GK_MOUNTINFO="${BATS_TEST_TMPDIR}/mountinfo" GK_PROC_CGROUP="${BATS_TEST_TMPDIR}/cgroup" \
+        run "${KIT_GBGATE}" run -- "${SUBJECT}" "${PIDS}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"gate: contained by the sweep of the processes marked GBGATE_RUN_ID="* ]] || false
+    ls -la "${BATS_TEST_TMPDIR}/root" "${BATS_TEST_TMPDIR}/root/sub"
+    compgen -G "${BATS_TEST_TMPDIR}/root/sub/gbgate.*" >/dev/null
+    ! compgen -G "${BATS_TEST_TMPDIR}/root/gbgate.*" >/dev/null
+    ! alive "$(cat "${PIDS}")"
+}

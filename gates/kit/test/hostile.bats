@@ -102,9 +102,9 @@ protocol_red() {
 
 @test "a line of the protocol is one space between fields, a name, and KEY=VALUE pairs" {
     judge 'checkpoint  x\n'
-    protocol_red 'has two spaces together, or one at its end'
+    protocol_red 'has two spaces together: fields are separated by one space'
     judge 'checkpoint x \n'
-    protocol_red 'has two spaces together, or one at its end'
+    protocol_red 'has a space at its end: fields are separated by one space'
     judge 'checkpoint x extra words\n'
     protocol_red 'the field "extra" is not KEY=VALUE'
     judge 'checkpoint\tx\n'
@@ -206,4 +206,41 @@ protocol_red() {
         [ "${c%% *}" = "$shell" ]
     done < <(LC_ALL=C tr '\000' '\001' <"${corpus}")
     [ "$i" -eq 23 ]
+}
+
+@test "the C reader names what breaks a line, as the shell's does" {
+    # Line, then the words both readers' reasons must hold: the rule the
+    # line breaks, not only that it breaks one.
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    GK_OUT="${BATS_TEST_TMPDIR}/out"
+    local line want c shell n=0
+    while IFS='|' read -r line want; do
+        n=$((n + 1))
+        line="$(printf '%b' "$line")"
+        printf '%s\n' "$line" >"${GK_OUT}"
+        shell="$(gk_line_at 1 || true)"
+        c="$(printf '%s\n' "$line" | "${BATS_FILE_TMPDIR}/reader" --check)"
+        echo "$line: shell: $shell; C: $c"
+        if [[ "$want" == ok ]]; then
+            [[ "$c" == ok && "$shell" == "$line" ]] || false
+        else
+            [[ "$c" == "break "*"$want"* && "$shell" == *"$want"* ]] || false
+        fi
+    done <<'LINES'
+checkpoint x  a=1|two spaces together
+checkpoint x a=1 |a space at its end
+checkpoint x\ta=1|not printable ASCII
+checkpoint|names no checkpoint
+settled|names no checkpoint
+checkpoint x.y/z|is not 1 to 64 letters
+checkpoint x a|is not KEY=VALUE
+checkpoint x k.x=1|is not a letter or "_" followed by letters, digits and "_"
+checkpoint x 1k=1|is not a letter or "_" followed by letters, digits and "_"
+checkpoint x a=1 b=2 a=3|is given twice
+checkpoint x a=1 ab=2 b=3|ok
+checkpoint x held_kib=12a|not an unsigned decimal number
+checkpoint x footprint_kib=1234567890123456|not an unsigned decimal number
+LINES
+    [ "$n" -eq 13 ]
 }

@@ -271,7 +271,7 @@ judge() {
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" mute 8
     echo "$output"
     [ "$status" -eq 1 ]
-    [ "$(verdict)" = "gate: fail (protocol): stop 2 came with no new checkpoint line (it stopped without printing one, or its stdout was not flushed)" ]
+    [ "$(verdict)" = "gate: fail (protocol): stop 2 came with no new checkpoint line (it stopped without printing one, its stdout was not flushed, or the line went into a pipe that the program reads, as system() and popen() do: the helper, gbgate checkpoint, writes to GBGATE_OUT then)" ]
     # round-1 was read; nothing was read under an empty name.
     [ "$(grep -c '^checkpoint ' <<<"$output")" -eq 1 ]
     [[ "${lines[0]}" == "checkpoint round-1 rss_kib="* ]] || false
@@ -324,7 +324,16 @@ judge() {
     run "${GBGATE}" run --guard-s 1 --guard-cpu 1 -- "${PROG}" hang
     echo "$output"
     [ "$status" -eq 1 ]
-    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s, the guard's bound on the clock for a run (a hang): 0.0"*" s of CPU since its start, at "*" resident" ]] || false
+    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s, the guard's bound on the clock for a run (a hang: it used little CPU): 0.0"*" s of CPU since its start, at "*" resident" ]] || false
+}
+
+@test "a program busy on the CPU past the clock's guard is not called a hang" {
+    # The CPU budget is far off; the clock ends it, and the verdict says
+    # it worked through those seconds.
+    run "${GBGATE}" run --guard-cpu 120 --guard-s 2 -- "${PROG}" spin
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-time): killed after 2 s, the guard's bound on the clock for a run (busy on the CPU, under the CPU guard, for longer than the run may last): "* ]] || false
 }
 
 @test "the guard kills a runaway for its CPU, the work of a child counted: red for guard-cpu" {
@@ -419,6 +428,35 @@ teardown() {
     echo "$output"
     [[ "$(verdict)" == "gate: fail (guard-time): "* ]] || false
     load_stop
+}
+
+@test "an empty or malformed --at, a guard of 0 and a missing value are usage errors, exit 2" {
+    local bad
+    for bad in "--at ''" "--at a,,b" "--at 'a b'" "--guard-s 0" "--guard-cpu 0" "--guard-rss 0MiB" "--log ''"; do
+        eval "run \"\${GBGATE}\" run $bad -- \"\${PROG}\" frees"
+        echo "$bad: $output"
+        [ "$status" -eq 2 ]
+        [[ "$output" == "gbgate: error: --"* ]] || false
+    done
+    run "${GBGATE}" run --at
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--at takes checkpoint names, NAME[,NAME...], not an empty value"* ]] || false
+    run "${GBGATE}" run --guard-s 0 -- "${PROG}" frees
+    [[ "$output" == *"a guard of 0 would end the program the moment it starts"* ]] || false
+}
+
+@test "a run without a cap says it judged none; --help names every option of run" {
+    run "${GBGATE}" run -- "${PROG}" keeps 64 1
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"gate: judged no cap: without --cap (or --growth) a run passes on the protocol and the guards alone, whatever it holds"* ]] || false
+    run "${GBGATE}" run --cap 512MiB -- "${PROG}" keeps 64 1
+    [[ "$output" != *"judged no cap"* ]] || false
+    run "${GBGATE}" --help
+    local opt
+    for opt in --cap --growth --settle --guard-rss --guard-cpu --guard-s --at --env --name --build --series --log; do
+        [[ "$output" == *"[$opt "* ]] || { echo "--help leaves out $opt"; false; }
+    done
 }
 
 @test "sizes need a unit; a bad option is a usage error" {

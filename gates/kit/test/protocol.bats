@@ -64,6 +64,52 @@ need() {
     [[ "$output" != *"checkpoint left"$'\n'* ]] || false
 }
 
+@test "the helper refuses what the runners' grammar refuses: a key not a word, a value not printable, too long" {
+    local bad
+    for bad in "a.b=1" "-k=1" "k=$(printf 'caf\303\251')" "k=$(printf 'a\tb')" "k=$(printf '%0257d' 0)" \
+        "$(printf 'k%064d' 0)=1"; do
+        GBGATE=print run "${KIT_GBGATE}" checkpoint left "$bad"
+        echo "$bad: $output"
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"is not KEY=VALUE"* ]] || false
+    done
+    GBGATE=print run "${KIT_GBGATE}" checkpoint "$(printf 'n%064d' 0)"
+    [ "$status" -eq 2 ]
+    GBGATE=print run "${KIT_GBGATE}" checkpoint left "k_2=$(printf '%0256d' 0)"
+    [ "$status" -eq 0 ]
+}
+
+@test "the helper's line reaches the runner through a pipe: system(), popen() and a command substitution" {
+    # The program reads the helper's stdout (as PHP's system() and a
+    # popen() do): the helper writes its line to the capture file
+    # (GBGATE_OUT), where the runner reads it while the program is stopped.
+    cat >"${BATS_TEST_TMPDIR}/piped.sh" <<EOF
+#!/usr/bin/env bash
+x="\$(head -c 40000000 /dev/zero | tr '\\0' a)"
+got="\$(sh -c '"${KIT_GBGATE}" checkpoint held')"
+printf '%s' "\$got"
+x=""
+sh -c '"${KIT_GBGATE}" checkpoint freed' | cat
+EOF
+    run "${KIT_GBGATE}" run --cap 16MiB --at freed -- bash "${BATS_TEST_TMPDIR}/piped.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"checkpoint held rss_kib="* ]] || false
+    [ "$(verdict)" = "gate: pass" ]
+    # Without GBGATE_OUT (a helper older than the runner, say) the line
+    # goes into the pipe, read by the program after the stop: red for
+    # protocol, never a pass.
+    cat >"${BATS_TEST_TMPDIR}/unset.sh" <<EOF
+#!/usr/bin/env bash
+got="\$(env -u GBGATE_OUT "${KIT_GBGATE}" checkpoint held)"
+printf '%s\n' "\$got"
+EOF
+    run "${KIT_GBGATE}" run --cap 16MiB -- bash "${BATS_TEST_TMPDIR}/unset.sh"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (protocol): "*"or the line went into a pipe that the program reads, as system() and popen() do"* ]] || false
+}
+
 @test "the helper stops the program the runner started, and the runner reads it there" {
     run "${KIT_GBGATE}" run --cap 8MiB --at freed -- bash "${SNIPPETS}/checkpoint.sh"
     echo "$output"
@@ -155,7 +201,7 @@ snippet_gate() {
 # stop_without_line: the verdict of a stop that came with no line.
 stop_without_line() {
     [ "$status" -eq 1 ]
-    [ "$(verdict)" = "gate: fail (protocol): stop 1 came with no new checkpoint line (it stopped without printing one, or its stdout was not flushed)" ]
+    [ "$(verdict)" = "gate: fail (protocol): stop 1 came with no new checkpoint line (it stopped without printing one, its stdout was not flushed, or the line went into a pipe that the program reads, as system() and popen() do: the helper, gbgate checkpoint, writes to GBGATE_OUT then)" ]
 }
 
 @test "Python: the snippet passes; a line not flushed before its own stop is red for protocol" {
