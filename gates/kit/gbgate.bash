@@ -699,6 +699,38 @@ gk_guard_clock() {
     return 0
 }
 
+# gk_unsettled CAP: after a reading over CAP without --settle, whether the
+# process would have settled under it: the program is continued and its
+# resident size read every 50 ms while it runs on, for GK_UNSETTLED_S
+# seconds on the clock at most (2 by default), until it stops again (its
+# next checkpoint) or ends. True, with GK_UNSETTLED_KIB and
+# GK_UNSETTLED_US (after the continue), at the first reading at or under
+# CAP: a runtime that gives memory back on a thread of its own after the
+# call that freed it (G1's uncommit, V8's unmapping), which the reading
+# right after could not see. The verdict stays red; only its reason
+# changes, and on a machine too slow to see the drop in time it is the
+# reason it would have had.
+gk_unsettled() {
+    local cap="$1" t0 rss state
+    GK_UNSETTLED_KIB="" GK_UNSETTLED_US=""
+    kill -CONT "$GK_PID" 2>/dev/null || return 1
+    gk_tick
+    t0=$GK_ELAPSED_US
+    while :; do
+        sleep 0.05
+        gk_tick
+        ((GK_ELAPSED_US - t0 <= ${GK_UNSETTLED_S:-2} * 1000000)) || return 1
+        state="$(ps -o stat= -p "$GK_PID" 2>/dev/null | tr -d ' ')"
+        [[ -n "$state" && "$state" != Z* ]] || return 1
+        rss="$(gk_rss_kib)"
+        if ((rss > 0 && rss <= cap)); then
+            GK_UNSETTLED_KIB=$rss GK_UNSETTLED_US=$((GK_ELAPSED_US - t0))
+            return 0
+        fi
+        [[ "$state" != T* ]] || return 1
+    done
+}
+
 # gk_unread_names N: the names of the checkpoint lines after the N-th, the
 # ones printed and not read, for a protocol error.
 gk_unread_names() {

@@ -47,6 +47,23 @@ setup() {
     [[ "${lines[${#lines[@]} - 2]}" == "gate: figure "*" MiB settled, "*" MiB right after, under the cap after ${under} s at freed"* ]] || false
 }
 
+@test "without --settle, memory given back while the program runs on is red for unsettled, not blamed below" {
+    # Over the cap right after its checkpoint; continued, its background
+    # thread gives the memory back 50 ms later while it runs on: the
+    # runner reads it again and names that, red all the same.
+    run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" goes-on 64
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (unsettled): at freed: "*"over the cap of 32.0 MiB; but read again while it ran on, it was under the cap "*" s after it was continued ("*" MiB): its runtime gives memory back on a thread of its own"*"--settle SECONDS"* ]] || false
+    # Memory it keeps while it runs on is not unsettled: rss, as before.
+    run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" keeps 64
+    [[ "$(verdict)" == "gate: fail (rss): at freed: "* ]] || false
+    # Settled, the same program is green.
+    run "${KIT_GBGATE}" run --cap 32MiB --settle 1 -- "${SETTLE}" goes-on 64
+    echo "$output"
+    [ "$(verdict)" = "gate: pass" ]
+}
+
 @test "memory never given back is red right after and settled" {
     run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" keeps 64
     [ "$status" -eq 1 ]

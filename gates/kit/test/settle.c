@@ -8,6 +8,9 @@
  *           the program is stopped there can see it gone): high right
  *           after, low once settled
  *   keeps   takes MIB and never gives it back; checkpoint "freed"
+ *   goes-on late, and once continued from its checkpoint it runs on for
+ *           a second (its next work) before it exits: a reading taken
+ *           while it runs on sees the memory gone
  *   once    late's memory, and a checkpoint of its own that ignores
  *           GBGATE_SETTLE_S (prints the line, stops once): a runtime that
  *           never settles
@@ -69,8 +72,9 @@ int main(int argc, char **argv)
     size_t mib = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 64;
     if (argc > 3)
         delay_ms = atol(argv[3]);
-    if (strcmp(mode, "late") != 0 && strcmp(mode, "keeps") != 0 && strcmp(mode, "once") != 0) {
-        fprintf(stderr, "usage: settle late|keeps|once [MIB [DELAY_MS]]\n");
+    if (strcmp(mode, "late") != 0 && strcmp(mode, "keeps") != 0 && strcmp(mode, "once") != 0 &&
+        strcmp(mode, "goes-on") != 0) {
+        fprintf(stderr, "usage: settle late|goes-on|keeps|once [MIB [DELAY_MS]]\n");
         return 2;
     }
     region_size = mib * MIB;
@@ -106,5 +110,7 @@ int main(int argc, char **argv)
         return 0;
     }
     gbgate_checkpoint("freed", "mib=%zu", mib);
+    if (mode[0] == 'g')
+        sleep(1);
     return 0;
 }
