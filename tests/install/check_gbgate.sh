@@ -107,7 +107,21 @@ done
     fail "$bindir/gbgate is not a relative link to the kit's folder"
 grep -q 'giveback::gbgate_reader' "$prefix/$libdir/cmake/giveback/givebackTargets.cmake" ||
     fail "the CMake package exports no giveback::gbgate_reader"
-ok "installed: $bindir/gbgate, $datadir/giveback/kit/, the headers, libgbgate_reader.a, gbgate.pc, the CMake targets"
+# Every relative link of the installed README resolves inside the
+# install: the README is read where it is, by a user with no source tree.
+n=0
+while IFS= read -r link; do
+    n=$((n + 1))
+    target="${link%%#*}"
+    [[ -z "$target" ]] && continue
+    [[ -e "$kitdir/$target" ]] || fail "the installed README links to $link, which is not in the install"
+    case "$(cd "$kitdir" && cd "$(dirname "$target")" 2>/dev/null && pwd -P)/" in
+        "$(cd "$kitdir" && pwd -P)/"*) ;;
+        *) fail "the installed README links to $link, outside the kit's folder" ;;
+    esac
+done < <(grep -o '](\([^)]*\))' "$kitdir/README.md" | sed 's/^](//; s/)$//' | grep -v '^[a-z]*://' | grep -v '^#')
+((n > 0)) || fail "the installed README has no relative link: the link check read nothing"
+ok "installed: $bindir/gbgate, $datadir/giveback/kit/, the headers, libgbgate_reader.a, gbgate.pc, the CMake targets; the README's $n links resolve inside it"
 
 # ------------------------------------------------------------------ version
 want="gbgate $version"
