@@ -341,6 +341,7 @@ gk_marked() {
         # One NUL-separated entry equal to the mark, in one grep over every
         # process; the runner never holds it (it is set in the program's
         # environment alone).
+        # shellcheck disable=SC2013 # file names of /proc, one word each
         for f in $(LC_ALL=C grep -lazxF "$1" /proc/[0-9]*/environ 2>/dev/null); do
             f="${f#/proc/}"
             echo "${f%/environ}"

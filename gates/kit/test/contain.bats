@@ -32,7 +32,18 @@ SUBJECT
 }
 
 teardown() {
-    [[ -s "${PIDS}" ]] && kill -KILL "$(cat "${PIDS}")" 2>/dev/null || true
+    if [[ -s "${PIDS}" ]]; then
+        kill -KILL "$(cat "${PIDS}")" 2>/dev/null || true
+    fi
+}
+
+# dead PID: PID has ended (a function, so that its status fails the test
+# wherever it stands; bats does not fail on a "!" that is not last).
+dead() {
+    if alive "$1"; then
+        echo "pid $1 outlived the run"
+        return 1
+    fi
 }
 
 # alive PID: PID is a process that has not ended (a zombie has).
@@ -64,7 +75,7 @@ cgroup_possible() {
     fi
     [ -s "${PIDS}" ]
     sleep 0.2
-    ! alive "$(cat "${PIDS}")"
+    dead "$(cat "${PIDS}")"
 }
 
 @test "without a cgroup, the sweep of the marked processes ends the daemon" {
@@ -73,7 +84,7 @@ cgroup_possible() {
     [ "$status" -eq 0 ]
     [[ "${lines[${#lines[@]} - 3]}" == "gate: contained by the sweep of the processes marked GBGATE_RUN_ID="* ]]
     sleep 0.2
-    ! alive "$(cat "${PIDS}")"
+    dead "$(cat "${PIDS}")"
 }
 
 @test "a daemon that empties its environment is ended by the run's cgroup" {
@@ -82,11 +93,12 @@ cgroup_possible() {
     echo "$output"
     [ "$status" -eq 0 ]
     sleep 0.2
-    ! alive "$(cat "${PIDS}")"
+    dead "$(cat "${PIDS}")"
 }
 
 @test "a program killed by the guard takes its daemon with it" {
     # The daemon is started, then the program hangs past the guard's clock.
+    # shellcheck disable=SC2016 # the script's own $1, unexpanded here
     printf '#!/usr/bin/env bash\nsetsid /bin/sh -c %s sh "$1" </dev/null >/dev/null 2>&1\nsleep 300\n' \
         "'( sleep 300 & echo \$! >\"\$1\" ) &'" >"${SUBJECT}"
     run "${KIT_GBGATE}" run --guard-s 2 -- "${SUBJECT}" "${PIDS}"
@@ -94,7 +106,7 @@ cgroup_possible() {
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (guard-time):"* ]] || false
     sleep 0.2
-    ! alive "$(cat "${PIDS}")"
+    dead "$(cat "${PIDS}")"
 }
 
 @test "a gate written in bats contains its program as the runner does" {
@@ -106,7 +118,7 @@ cgroup_possible() {
     alive "$(cat "${PIDS}")"
     gk_kill
     sleep 0.2
-    ! alive "$(cat "${PIDS}")"
+    dead "$(cat "${PIDS}")"
 }
 
 @test "a host with no cgroup v2 mounted gets no cgroup, and nothing is made in its place" {
@@ -123,7 +135,7 @@ cgroup_possible() {
     [ "$status" -eq 0 ]
     [[ "$output" == *"gate: contained by the sweep of the processes marked GBGATE_RUN_ID="* ]] || false
     [ -z "$(ls -A "${BATS_TEST_TMPDIR}/root")" ]
-    ! alive "$(cat "${PIDS}")"
+    dead "$(cat "${PIDS}")"
 }
 
 @test "the run's cgroup is made under the runner's own, not at the hierarchy's root" {
@@ -142,6 +154,6 @@ cgroup_possible() {
     [[ "$output" == *"gate: contained by the sweep of the processes marked GBGATE_RUN_ID="* ]] || false
     ls -la "${BATS_TEST_TMPDIR}/root" "${BATS_TEST_TMPDIR}/root/sub"
     compgen -G "${BATS_TEST_TMPDIR}/root/sub/gbgate.*" >/dev/null
-    ! compgen -G "${BATS_TEST_TMPDIR}/root/gbgate.*" >/dev/null
-    ! alive "$(cat "${PIDS}")"
+    [ -z "$(compgen -G "${BATS_TEST_TMPDIR}/root/gbgate.*" || true)" ]
+    dead "$(cat "${PIDS}")"
 }

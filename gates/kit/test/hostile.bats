@@ -12,6 +12,9 @@
 # print them. Each command a line would run, were it evaluated, creates a
 # file: none may exist after the run. Run by ci/gate.sh with the kit's other
 # tests; by hand: bats gates/kit/test/hostile.bats.
+# The lines hold $(...), backticks and ${IFS} on purpose, in single quotes:
+# they must reach the runner unexpanded.
+# shellcheck disable=SC2016
 bats_require_minimum_version 1.8.0
 
 load helpers
@@ -200,7 +203,7 @@ protocol_red() {
         i=$((i + 1))
         printf '%s\n' "$line" >"${GK_OUT}"
         shell=ok
-        gk_line_at 1 >/dev/null || shell=break
+        gk_line_at 1 >/dev/null || shell="break"
         c="$(printf '%s\n' "$line" | "${BATS_FILE_TMPDIR}/reader" --check)"
         echo "line $i: shell $shell, C ${c}"
         [ "${c%% *}" = "$shell" ]
