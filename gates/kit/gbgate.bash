@@ -705,10 +705,13 @@ gk_guard_clock() {
 # resident size read every 50 ms while it runs on, for GK_UNSETTLED_S
 # seconds on the clock at most (2 by default), until it stops again (its
 # next checkpoint) or ends. True, with GK_UNSETTLED_KIB and
-# GK_UNSETTLED_US (after the continue), at the first reading at or under
-# CAP: a runtime that gives memory back on a thread of its own after the
+# GK_UNSETTLED_US (after the continue), when a reading was at or under
+# CAP and the program was still there at the window's end or at its next
+# stop: a runtime that gives memory back on a thread of its own after the
 # call that freed it (G1's uncommit, V8's unmapping), which the reading
-# right after could not see. The verdict stays red; only its reason
+# right after could not see. A program that ends in the window may have
+# freed what it kept on its way out (Lua's lua_close): that is no
+# settling, and the reason stays. The verdict stays red; only its reason
 # changes, and on a machine too slow to see the drop in time it is the
 # reason it would have had.
 gk_unsettled() {
@@ -720,15 +723,16 @@ gk_unsettled() {
     while :; do
         sleep 0.05
         gk_tick
-        ((GK_ELAPSED_US - t0 <= ${GK_UNSETTLED_S:-2} * 1000000)) || return 1
         state="$(ps -o stat= -p "$GK_PID" 2>/dev/null | tr -d ' ')"
         [[ -n "$state" && "$state" != Z* ]] || return 1
-        rss="$(gk_rss_kib)"
-        if ((rss > 0 && rss <= cap)); then
-            GK_UNSETTLED_KIB=$rss GK_UNSETTLED_US=$((GK_ELAPSED_US - t0))
-            return 0
+        if ((GK_ELAPSED_US - t0 > ${GK_UNSETTLED_S:-2} * 1000000)) || [[ "$state" == T* ]]; then
+            [[ -n "$GK_UNSETTLED_KIB" ]]
+            return
         fi
-        [[ "$state" != T* ]] || return 1
+        rss="$(gk_rss_kib)"
+        if [[ -z "$GK_UNSETTLED_KIB" ]] && ((rss > 0 && rss <= cap)); then
+            GK_UNSETTLED_KIB=$rss GK_UNSETTLED_US=$((GK_ELAPSED_US - t0))
+        fi
     done
 }
 

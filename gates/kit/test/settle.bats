@@ -58,6 +58,11 @@ setup() {
     # Memory it keeps while it runs on is not unsettled: rss, as before.
     run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" keeps 64
     [[ "$(verdict)" == "gate: fail (rss): at freed: "* ]] || false
+    # Nor is memory given back on the way out: a program that frees what
+    # it kept and ends (Lua's lua_close) held it to the end.
+    run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" late 64 0
+    echo "$output"
+    [[ "$(verdict)" == "gate: fail (rss): at freed: "* ]] || false
     # Settled, the same program is green.
     run "${KIT_GBGATE}" run --cap 32MiB --settle 1 -- "${SETTLE}" goes-on 64
     echo "$output"

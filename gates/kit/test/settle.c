@@ -9,8 +9,8 @@
  *           after, low once settled
  *   keeps   takes MIB and never gives it back; checkpoint "freed"
  *   goes-on late, and once continued from its checkpoint it runs on for
- *           a second (its next work) before it exits: a reading taken
- *           while it runs on sees the memory gone
+ *           three seconds (its next work) before it exits: a reading
+ *           taken while it runs on sees the memory gone
  *   once    late's memory, and a checkpoint of its own that ignores
  *           GBGATE_SETTLE_S (prints the line, stops once): a runtime that
  *           never settles
@@ -111,6 +111,6 @@ int main(int argc, char **argv)
     }
     gbgate_checkpoint("freed", "mib=%zu", mib);
     if (mode[0] == 'g')
-        sleep(1);
+        sleep(3);
     return 0;
 }
