@@ -15,9 +15,10 @@
 #   gate         bats procps gnuplot-nox zlib1g-dev (zlib: the foreign-library gate)
 #                libmimalloc-dev libjemalloc-dev (the kit's foreign-allocator
 #                matrices, gates/kit/foreign/) liblua5.4-dev (examples/lua)
-#   runtimes     golang-go python3 nodejs lua5.4 ruby (the kit's language-
-#                runtime matrices, gates/kit/runtimes/, Lua's also needing the
-#                gate group's libjemalloc-dev; and the kit's snippet tests,
+#   runtimes     golang-go python3 nodejs lua5.4 ruby default-jdk-headless
+#                php-cli perl tcl libjemalloc2 (the kit's language-runtime
+#                matrices, gates/kit/runtimes/, whose clean Lua, Perl and Tcl
+#                preload jemalloc; and the kit's snippet tests,
 #                gates/kit/test/protocol.bats, which run Ruby's too)
 #   cross-arm64  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 #   cross-macos  Zig 0.11 from npm into .tools/ (ci/zig.sh), plus npm and file
@@ -70,7 +71,7 @@ apt_packages() {
     case "$1" in
         base)        echo cmake make gcc libc6-dev clang pkg-config ninja-build ;;
         gate)        echo bats procps gnuplot-nox zlib1g-dev libmimalloc-dev libjemalloc-dev liblua5.4-dev ;;
-        runtimes)    echo golang-go python3 nodejs lua5.4 ruby ;;
+        runtimes)    echo golang-go python3 nodejs lua5.4 ruby default-jdk-headless php-cli perl tcl libjemalloc2 ;;
         cross-arm64) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user ;;
         cross-macos) echo npm file ;;
         fuzz)        echo clang afl++ llvm ;;

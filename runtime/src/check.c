@@ -296,19 +296,18 @@ void gb__stacks_check(const gb__thread *t)
         stack_check(t, &t->cur_coro->rstack, "the running coroutine's");
     /* Both walks are bounded as in gb__pin_check: this checker may run
      * before that one, on a list that loops. */
-    size_t n = 0;
+    size_t frozen = 0, chain = 0;
     GB__LIST_EACH(l, &t->frozen)
     {
-        EXPECT(++n < MOST_LINKS, "the frozen list does not end");
+        EXPECT(++frozen < MOST_LINKS, "the frozen list does not end");
         if (gb__pin_is_frozen(GB__LIST_ENTRY(l, gb_coro, flink)))
             stack_check(t, &GB__LIST_ENTRY(l, gb_coro, flink)->rstack, "a frozen coroutine's");
     }
     /* Each coroutine's stack names it; one running or waiting on the one
      * it resumed names the stack of the context that resumed it, so that
      * following resumer from t->cur visits exactly its resumers. */
-    n = 0;
     for (const gb_coro *c = t->cur_coro; c; c = c->caller) {
-        EXPECT(++n < MOST_LINKS, "the chain of resumers does not end");
+        EXPECT(++chain < MOST_LINKS, "the chain of resumers does not end");
         EXPECT(c->rstack.owner == gb__coro_handle_of(c), "coroutine %p's region stack names %p as its owner",
                (const void *)gb__coro_handle_of(c), (const void *)c->rstack.owner);
         const gb__rstack *by = c->caller ? &c->caller->rstack : &t->main_stack;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # run.sh -- what the kit finds in language runtimes: runs the gate of Go,
-# CPython, Node.js and Lua, each in a clean configuration and a poisoned
-# one, as a matrix per runtime with gbgate matrix.
+# CPython, Node.js, Lua, the JVM, PHP, Perl and Tcl, each in a clean
+# configuration and a poisoned one, as a matrix per runtime with gbgate
+# matrix.
 #
-# Each runtime has a folder of its own (go/, python/, node/, lua/): its
+# Each runtime has a folder of its own (go/, python/, node/, lua/, jvm/,
+# php/, perl/, tcl/): its
 # program, rounds.<ext>, and the kit's three files, expected.tsv (the
 # colours), gates.tsv (how the gate runs, the cap and why) and builds.tsv
 # (the two configurations: the same program under other settings). The
@@ -20,9 +22,10 @@
 #   --out DIR   where the Go program (bin/), the matrices (one folder each,
 #               as gbgate matrix writes them) and summary.md go; default
 #               gbgate-runtimes in the current folder
-#   RUNTIME     go, python, node or lua; default all four
-# The interpreters are the first python3, node and lua5.4 (else lua) on
-# PATH, and go for the build; PYTHON, NODE, LUA and GO name others. Lua's
+#   RUNTIME     go, python, node, lua, jvm, php, perl or tcl; default all
+# The interpreters are the first python3, node, lua5.4 (else lua), java,
+# php, perl and tclsh on PATH, and go for the build; PYTHON, NODE, LUA,
+# JAVA, PHP, PERL, TCLSH and GO name others. Lua's
 # clean configuration preloads jemalloc: JEMALLOC_SO, else the one
 # pkg-config or ldconfig knows.
 # Exits 0 when every cell that ran has its expected colour and reason, 1
@@ -32,7 +35,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 kit="$(dirname "$here")"
 gbgate="$kit/gbgate"
-all=(go python node lua)
+all=(go python node lua jvm php perl tcl)
 
 die() {
     echo "run.sh: $*" >&2
@@ -45,7 +48,7 @@ while (($#)); do
     case "$1" in
         --out) out="${2:?--out takes a folder}"; shift 2 ;;
         -h | --help) sed -n '/^# Usage:/,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        go | python | node | lua) runtimes+=("$1"); shift ;;
+        go | python | node | lua | jvm | php | perl | tcl) runtimes+=("$1"); shift ;;
         *) die "unknown argument \"$1\" (runtimes: ${all[*]})" ;;
     esac
 done
@@ -108,8 +111,34 @@ find_runtime() {
                 { version="no libjemalloc.so.2 for the clean configuration (set JEMALLOC_SO)"; return 1; }
             v="$("$LUA" -v 2>&1 | awk '{ print $1, $2; exit }') ($LUA), jemalloc $JEMALLOC_SO"
             ;;
+        jvm)
+            want="${JAVA:-java}"
+            JAVA="$(command -v "$want" 2>/dev/null)" || { version="no $want on PATH"; return 1; }
+            # The program runs from its source (java Rounds.java), which
+            # needs the compiler a JDK has and a JRE has not.
+            "$JAVA" --list-modules 2>/dev/null | grep -q '^jdk.compiler@' ||
+                { version="$JAVA has no jdk.compiler module (a JRE, not a JDK: default-jdk-headless)"; return 1; }
+            v="$("$JAVA" -version 2>&1 | head -n 1) ($JAVA)"
+            ;;
+        php)
+            want="${PHP:-php}"
+            PHP="$(command -v "$want" 2>/dev/null)" || { version="no $want on PATH"; return 1; }
+            v="PHP $("$PHP" -r 'echo PHP_VERSION;') ($PHP)"
+            ;;
+        perl)
+            want="${PERL:-perl}"
+            PERL="$(command -v "$want" 2>/dev/null)" || { version="no $want on PATH"; return 1; }
+            JEMALLOC_SO="$(jemalloc_so)"
+            v="Perl $("$PERL" -e 'printf "%vd", $^V') ($PERL)${JEMALLOC_SO:+, jemalloc $JEMALLOC_SO}"
+            ;;
+        tcl)
+            want="${TCLSH:-tclsh}"
+            TCLSH="$(command -v "$want" 2>/dev/null)" || { version="no $want on PATH"; return 1; }
+            JEMALLOC_SO="$(jemalloc_so)"
+            v="Tcl $(echo 'puts [info patchlevel]' | "$TCLSH") ($TCLSH)${JEMALLOC_SO:+, jemalloc $JEMALLOC_SO}"
+            ;;
     esac
-    export GO PYTHON NODE LUA JEMALLOC_SO
+    export GO PYTHON NODE LUA JEMALLOC_SO JAVA PHP PERL TCLSH
     version="$v"
 }
 

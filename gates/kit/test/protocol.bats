@@ -274,3 +274,93 @@ LUA
     echo "$output"
     stop_without_line
 }
+
+@test "Java: the snippet passes once settled; the JVM started by a launcher that does not exec is red for protocol" {
+    need java
+    # java runs the snippet from its source: a JDK's compiler, not a JRE.
+    java --list-modules 2>/dev/null | grep -q '^jdk.compiler@' || skip "java has no compiler (a JRE, not a JDK: ci/install-deps.sh installs default-jdk-headless)"
+    # G1 uncommits the freed heap on a background thread after System.gc()
+    # returns: the gate judges the reading once settled, as snippet_gate
+    # (which does not settle) cannot.
+    run "${KIT_GBGATE}" run --cap 160MiB --settle 2 --at freed -- java "${SNIPPETS}/checkpoint.java"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(verdict)" = "gate: pass" ]
+    (($(field held rss_kib) > 160 * 1024))
+    (($(field freed rss_kib) <= 160 * 1024))
+    [ "$(field held bytes)" -gt 0 ]
+    # ProcessBuilder's default stdout is a pipe (not Node's socket): the
+    # helper writes its line to GBGATE_OUT and the run passes, so that is
+    # not the mistake shown. Java cannot stop itself (sun.misc.Signal
+    # refuses STOP), so its likely mistake is the start script: one that
+    # runs java and then reports its status cannot exec it, and the helper
+    # refuses to stop the script in the JVM's place.
+    cp "${SNIPPETS}/checkpoint.java" "${BATS_TEST_TMPDIR}/checkpoint.java"
+    cat >"${BATS_TEST_TMPDIR}/launch.sh" <<'SH'
+#!/bin/sh
+java "$(dirname "$0")/checkpoint.java" "$@"
+echo "checkpoint.java exited $?" >&2
+SH
+    run "${KIT_GBGATE}" run --cap 160MiB -- sh "${BATS_TEST_TMPDIR}/launch.sh"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (protocol): "*"the helper said: the helper was run by pid "*" (java), not by the process the runner started, GBGATE_PID "*" (sh)"*"a wrapper started the program without exec"* ]] || false
+}
+
+@test "PHP: the snippet passes through system(); a line left in PHP's output buffer before its own stop is red for protocol" {
+    need php
+    snippet_gate 32MiB $((32 * 1024)) php "${SNIPPETS}/checkpoint.php"
+    # echo in the CLI writes at once, so echo and posix_kill alone keep to
+    # the protocol; with output buffering on (ob_start(), as templates and
+    # frameworks turn it on; output_buffering in a php.ini that a SAPI
+    # other than the CLI reads) the line waits in PHP's buffer past the
+    # stop.
+    php -r 'exit(function_exists("posix_kill") ? 0 : 1);' || skip "php has no posix extension (posix_kill)"
+    cat >"${BATS_TEST_TMPDIR}/mistake.php" <<'PHP'
+<?php
+ob_start();
+echo "checkpoint held\n";
+posix_kill(getmypid(), SIGSTOP);
+PHP
+    run "${KIT_GBGATE}" run -- php "${BATS_TEST_TMPDIR}/mistake.php"
+    echo "$output"
+    stop_without_line
+}
+
+@test "Perl: the snippet passes; a line not flushed before its own stop is red for protocol" {
+    need perl
+    snippet_gate 24MiB $((24 * 1024)) perl "${SNIPPETS}/checkpoint.pl"
+    # kill 'STOP', $$ is exact in Perl (perl starts no threads of its own), but
+    # print to a file is buffered unless $| is set: the line is still in
+    # the buffer at the stop.
+    cat >"${BATS_TEST_TMPDIR}/mistake.pl" <<'PL'
+print "checkpoint held\n";
+kill 'STOP', $$;
+PL
+    run "${KIT_GBGATE}" run -- perl "${BATS_TEST_TMPDIR}/mistake.pl"
+    echo "$output"
+    stop_without_line
+}
+
+@test "Tcl: the snippet passes; a line left in a fully buffered stdout at a stop by kill is red for protocol" {
+    need tclsh
+    snippet_gate 24MiB $((24 * 1024)) tclsh "${SNIPPETS}/checkpoint.tcl"
+    # Tcl's stdout is line-buffered even into a file, so a puts is out at
+    # its newline; a program that sets it to full buffering, as one that
+    # prints much does for speed, leaves the line in the buffer at a stop
+    # of its own (Tcl has no kill: it execs one, [pid] being tclsh).
+    cat >"${BATS_TEST_TMPDIR}/mistake.tcl" <<'TCL'
+fconfigure stdout -buffering full
+puts "checkpoint held"
+exec kill -STOP [pid]
+TCL
+    run "${KIT_GBGATE}" run -- tclsh "${BATS_TEST_TMPDIR}/mistake.tcl"
+    echo "$output"
+    stop_without_line
+    # exec without >@stdout reads the helper's stdout through a pipe, and
+    # would take the line as its result; the helper writes it to the
+    # capture file instead (GBGATE_OUT), so that snippet passes too.
+    sed 's/ >@stdout 2>@stderr$//' "${SNIPPETS}/checkpoint.tcl" >"${BATS_TEST_TMPDIR}/piped.tcl"
+    grep -qx ' *exec gbgate checkpoint $name {\*}$args' "${BATS_TEST_TMPDIR}/piped.tcl"
+    snippet_gate 24MiB $((24 * 1024)) tclsh "${BATS_TEST_TMPDIR}/piped.tcl"
+}
