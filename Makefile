@@ -4,7 +4,8 @@
 #               clean and once per poison, runs every gate on every build
 #               and prints the kill matrix, then the kit's matrices of
 #               three other allocators, glibc malloc, mimalloc and jemalloc,
-#               and of four language runtimes, Go, CPython, Node.js and Lua
+#               and of eight language runtimes, Go, CPython, Node.js, Lua,
+#               the JVM, PHP, Perl and Tcl
 #               (ci/gate.sh; build/gate/, build/gate/foreign/,
 #               build/gate/runtimes/).
 #   make test   installs what the tests need, then builds and runs every test

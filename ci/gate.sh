@@ -13,7 +13,7 @@
 # expected.tsv) are clean and the poisons of poisons/faults.tsv, in its
 # order. Writes build/gate/: matrix.md, matrix.tsv, junit.xml, results.tsv,
 # logs/, series/ and, with gnuplot, charts/; then the kit's matrices of
-# three other allocators (build/gate/foreign/) and of four language
+# three other allocators (build/gate/foreign/) and of eight language
 # runtimes (build/gate/runtimes/). Exits non-zero if the kit's
 # tests fail or any cell has the wrong colour.
 #
@@ -96,6 +96,6 @@ gates/kit/foreign/run.sh --out build/gate/foreign || status=1
 # gates/kit/runtimes/), each in a clean configuration and a poisoned one.
 # Independent of the matrices above, so they run whatever those said; a
 # wrong cell fails the stage, a runtime not installed is n/a and says so.
-echo "gate.sh: the kit on four language runtimes (gates/kit/runtimes/run.sh)"
+echo "gate.sh: the kit on eight language runtimes (gates/kit/runtimes/run.sh)"
 gates/kit/runtimes/run.sh --out build/gate/runtimes || status=1
 exit "$status"

@@ -452,6 +452,9 @@ teardown() {
     [[ "$output" == *"gate: judged no cap: without --cap (or --growth) a run passes on the protocol and the guards alone, whatever it holds"* ]] || false
     run "${GBGATE}" run --cap 512MiB -- "${PROG}" keeps 64 1
     [[ "$output" != *"judged no cap"* ]] || false
+    run "${GBGATE}" run --growth 512MiB -- "${PROG}" keeps 64 1
+    echo "$output"
+    [[ "$output" == *"gate: judged no cap, only the growth (--growth)"* ]] || false
     run "${GBGATE}" --help
     local opt
     for opt in --cap --growth --settle --guard-rss --guard-cpu --guard-s --at --env --name --build --series --log; do
