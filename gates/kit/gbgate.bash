@@ -690,9 +690,11 @@ gk_guard_clock() {
         GK_REASON="guard-time"
         # Blocked, or busy within the CPU budget: the CPU it used tells
         # which, and the verdict says it, never "a hang" for a program
-        # that worked through those seconds.
-        local what="a hang: it used little CPU"
-        ((used * 2 < GK_GUARD_S * 1000)) || what="busy on the CPU, under the CPU guard, for longer than the run may last"
+        # that worked through those seconds. A blocked program uses next
+        # to none; a busy one on a loaded machine may get a third of a CPU
+        # or less, so the line is drawn at a twentieth.
+        local what="a hang: it used almost no CPU"
+        ((used * 20 < GK_GUARD_S * 1000)) || what="busy on the CPU, under the CPU guard, for longer than the run may last"
         GK_DETAIL="killed after ${GK_GUARD_S} s, the guard's bound on the clock for a run ($what): $(gk_seconds "$used") s of CPU since $GK_CPU_SINCE, at $(gk_mib "$rss") resident"
         gk_kill
         return 2

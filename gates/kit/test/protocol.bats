@@ -77,6 +77,9 @@ need() {
     [ "$status" -eq 2 ]
     GBGATE=print run "${KIT_GBGATE}" checkpoint left "k_2=$(printf '%0256d' 0)"
     [ "$status" -eq 0 ]
+    # The bounds themselves are kept: a key of 64, a name of 64.
+    GBGATE=print run "${KIT_GBGATE}" checkpoint "$(printf 'n%063d' 0)" "$(printf 'k%063d' 0)=1"
+    [ "$status" -eq 0 ]
 }
 
 @test "the helper's line reaches the runner through a pipe: system(), popen() and a command substitution" {

@@ -55,6 +55,11 @@ setup() {
     echo "$output"
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (unsettled): at freed: "*"over the cap of 32.0 MiB; but read again while it ran on, it was under the cap "*" s after it was continued ("*" MiB): its runtime gives memory back on a thread of its own"*"--settle SECONDS"* ]] || false
+    # The same when its runtime says it holds nothing: not blamed on an
+    # allocator below it (retained-below), unsettled.
+    run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" goes-on 64 50 0
+    echo "$output"
+    [[ "$(verdict)" == "gate: fail (unsettled): at freed: "*"the runtime holds 0.0 MiB"* ]] || false
     # Memory it keeps while it runs on is not unsettled: rss, as before.
     run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" keeps 64
     [[ "$(verdict)" == "gate: fail (rss): at freed: "* ]] || false

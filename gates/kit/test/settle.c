@@ -1,7 +1,9 @@
 /* settle.c -- the kit's test program for --settle: memory a runtime gives
  * back on a thread of its own, after the call that freed it returns.
  *
- * Usage: settle MODE [MIB [DELAY_MS]]   (MIB 64, DELAY_MS 50 by default)
+ * Usage: settle MODE [MIB [DELAY_MS [HELD_KIB]]]   (MIB 64, DELAY_MS 50)
+ * With HELD_KIB its checkpoint reports held_kib=HELD_KIB, what a runtime
+ * would say it holds.
  *   late    takes MIB, then a checkpoint "freed"; a background thread
  *           gives the MIB back DELAY_MS after the program is first
  *           continued (it waits for SIGCONT, so no reading taken while
@@ -74,7 +76,7 @@ int main(int argc, char **argv)
         delay_ms = atol(argv[3]);
     if (strcmp(mode, "late") != 0 && strcmp(mode, "keeps") != 0 && strcmp(mode, "once") != 0 &&
         strcmp(mode, "goes-on") != 0) {
-        fprintf(stderr, "usage: settle late|goes-on|keeps|once [MIB [DELAY_MS]]\n");
+        fprintf(stderr, "usage: settle late|goes-on|keeps|once [MIB [DELAY_MS [HELD_KIB]]]\n");
         return 2;
     }
     region_size = mib * MIB;
@@ -109,7 +111,10 @@ int main(int argc, char **argv)
             raise(SIGSTOP);
         return 0;
     }
-    gbgate_checkpoint("freed", "mib=%zu", mib);
+    if (argc > 4)
+        gbgate_checkpoint("freed", "mib=%zu held_kib=%ld", mib, atol(argv[4]));
+    else
+        gbgate_checkpoint("freed", "mib=%zu", mib);
     if (mode[0] == 'g')
         sleep(3);
     return 0;
