@@ -268,12 +268,13 @@ GB_TEST(the_index_room_made_ready_and_abandoned_leaves_it_as_it_was)
     CHECK(g.slots == ix.coarse.small && g.cap == GB__INDEX_INLINE);
     gb__index_abandon(&g);
     /* Ranges of 100 bytes, one a 64 KiB granule (an entry each), until
-     * the table in place has room for one more such range (two entries
-     * reserved) and not for one of just under 1 MiB (seventeen), the
-     * largest the table of 64 KiB granules takes. */
+     * the table in place has room for exactly one more such range (two
+     * entries reserved fill it to half, as far as it may go) and not for
+     * one of just under 1 MiB (seventeen), the largest the table of
+     * 64 KiB granules takes. */
     uintptr_t at = (uintptr_t)1 << 40, step = 64 * KIB, n = 0;
     const size_t wide = MIB - 1;
-    while (n < 1000 || (ix.fine.count + 17) * 2 <= ix.fine.cap || (ix.fine.count + 2) * 2 > ix.fine.cap) {
+    while (n < 1000 || (ix.fine.count + 2) * 2 != ix.fine.cap) {
         gb__index_add(&ix, (void *)(at + n * step), 100, at + n * step, NULL);
         n++;
     }
@@ -282,13 +283,19 @@ GB_TEST(the_index_room_made_ready_and_abandoned_leaves_it_as_it_was)
     size_t with_table = gbt_stats().bytes_meta;
     CHECK(ix.fine.mapped);
     CHECK_EQ(with_table, meta + cap * sizeof(gb__index_slot));
-    /* Room in place. */
+    CHECK((ix.fine.count + 17) * 2 > ix.fine.cap);
+    /* Room in place, to exactly half. */
     CHECK(gb__index_prepare(&ix, 100, &g));
     CHECK(g.slots == slots);
     gb__index_abandon(&g);
     CHECK(gb__index_prepare(&ix, 100, &g));
     gb__index_commit(&g);
     CHECK(ix.fine.slots == slots && ix.fine.cap == cap && ix.fine.count == count);
+    CHECK_EQ(gbt_stats().bytes_meta, with_table);
+    /* A range no table can be had for (2^62 bytes: 2^42 granules of
+     * 1 MiB) is refused, with nothing changed. */
+    CHECK(!gb__index_reserve(&ix, (size_t)1 << 62));
+    CHECK(ix.coarse.cap == 0 && ix.coarse.count == 0);
     CHECK_EQ(gbt_stats().bytes_meta, with_table);
     /* The wide range: a larger table, taken and given back. */
     CHECK(gb__index_prepare(&ix, wide, &g));

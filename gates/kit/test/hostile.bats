@@ -247,3 +247,21 @@ checkpoint x footprint_kib=1234567890123456|not an unsigned decimal number
 LINES
     [ "$n" -eq 13 ]
 }
+
+@test "the C reader, gating a program, names a line that breaks the grammar, NUL included" {
+    # The program prints its line and stops itself, as a checkpoint does;
+    # the reader pairs the stop with the line and checks it.
+    printf 'checkpoint x held_kib=1\n' >"${BATS_TEST_TMPDIR}/line"
+    run "${BATS_FILE_TMPDIR}/reader" --run "${EMIT}" "${BATS_TEST_TMPDIR}/line"
+    echo "$output"
+    [ "$output" = "protocol exact" ]
+    printf 'checkpoint x held_kib=NaN\n' >"${BATS_TEST_TMPDIR}/line"
+    run "${BATS_FILE_TMPDIR}/reader" --run "${EMIT}" "${BATS_TEST_TMPDIR}/line"
+    echo "$output"
+    [[ "$output" == "protocol the line of stop 1 breaks the protocol's grammar: held_kib at byte 14 is not an unsigned decimal number"* ]] || false
+    # A NUL in the line is a byte the grammar refuses, not the line's end.
+    printf 'checkpoint x\000y\n' >"${BATS_TEST_TMPDIR}/line"
+    run "${BATS_FILE_TMPDIR}/reader" --run "${EMIT}" "${BATS_TEST_TMPDIR}/line"
+    echo "$output"
+    [[ "$output" == "protocol the line of stop 1 breaks the protocol's grammar: byte 13 is not printable ASCII"* ]] || false
+}

@@ -20,8 +20,13 @@
  * "ok" or "break <what breaks it>" (gbgate_line_check): the C reader's
  * grammar, beside the shell's (hostile.bats).
  *
+ * With --run, gates PROG ARGS... and prints "protocol <what broke it>"
+ * or "protocol exact": a line of the protocol that breaks the grammar,
+ * printed by any program, must be named (hostile.bats).
+ *
  * Usage: reader PROG [MIB [MODE]]
  *        reader --check < LINES
+ *        reader --run PROG [ARGS...]
  */
 #include "gbgate_reader.h"
 
@@ -72,10 +77,23 @@ static int check(void)
     return 0;
 }
 
+/* --run: gates PROG ARGS... as a child and prints what broke its
+ * protocol, or "protocol exact". */
+static int run_any(char **argv)
+{
+    gbgate_child c;
+    int rc = gbgate_run(&c, NULL, NULL, argv[0], argv, NULL);
+    printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
+    gbgate_child_free(&c);
+    return rc == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--check") == 0)
         return check();
+    if (argc > 2 && strcmp(argv[1], "--run") == 0)
+        return run_any(argv + 2);
     if (argc < 2) {
         fputs("usage: reader PROG [MIB [MODE]]\n", stderr);
         return 2;
