@@ -432,7 +432,8 @@ teardown() {
 
 @test "an empty or malformed --at, a guard of 0 and a missing value are usage errors, exit 2" {
     local bad
-    for bad in "--at ''" "--at a,,b" "--at 'a b'" "--guard-s 0" "--guard-cpu 0" "--guard-rss 0MiB" "--log ''"; do
+    for bad in "--at ''" "--at a,,b" "--at 'a b'" "--guard-s 0" "--guard-cpu 0" "--guard-rss 0MiB" "--log ''" \
+        "--guard-s x5" "--guard-s 5x" "--guard-cpu ' 5'"; do
         eval "run \"\${GBGATE}\" run $bad -- \"\${PROG}\" frees"
         echo "$bad: $output"
         [ "$status" -eq 2 ]
