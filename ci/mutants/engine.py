@@ -59,7 +59,8 @@ def parse_args(argv):
     scope.add_argument("--files", metavar="PATH", nargs="+", help="every line of these files")
     scope.add_argument("--all", action="store_true", help="every file in scope (mutants/config.ini)")
     p.add_argument("--budget", metavar="SECONDS", type=float, default=0,
-                   help="stop starting mutants this long after the start (0: no limit); those left are not-run")
+                   help="stop starting mutants this long after the first one starts (the coverage pass and "
+                        "the builds before it are not counted; 0: no limit); those left are not-run")
     p.add_argument("--jobs", metavar="N", type=int, default=0, help="mutants tried at once (default: the cores)")
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
     p.add_argument("--mutant", metavar="ID", action="append", default=[],
@@ -285,11 +286,13 @@ def run(args, cfg, root, out, mutants, files, arguments, jobs, t0, stop, workers
         todo.append(m)
     say("mutants: %d to try, %d on lines no test executes, %d not built here" % (
         len(todo), sum(m.verdict == UNCOVERED for m in mutants), sum(m.verdict == NOT_BUILT for m in mutants)))
-    deadline = t0 + args.budget if args.budget else None
     schedule = Schedule(todo)
     lock = threading.Lock()
     done = [0]
     start = time.monotonic()
+    # From the first mutant: a coverage pass that took long (a cold tree,
+    # a loaded machine) must not leave the budget with nothing to try.
+    deadline = start + args.budget if args.budget else None
     last_report = [start]
 
     def work(w):
