@@ -60,6 +60,12 @@ setup() {
     run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" goes-on 64 50 0
     echo "$output"
     [[ "$(verdict)" == "gate: fail (unsettled): at freed: "*"the runtime holds 0.0 MiB"* ]] || false
+    # Memory it still holds while it runs on through the window (given
+    # back 5 s after the continue, past the 2 s the runner reads on) is
+    # not unsettled: rss.
+    run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" goes-on 64 5000
+    echo "$output"
+    [[ "$(verdict)" == "gate: fail (rss): at freed: "* ]] || false
     # Memory it keeps while it runs on is not unsettled: rss, as before.
     run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" keeps 64
     [[ "$(verdict)" == "gate: fail (rss): at freed: "* ]] || false
