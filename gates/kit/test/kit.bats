@@ -444,9 +444,12 @@ teardown() {
     [[ "$output" == *"--at takes checkpoint names, NAME[,NAME...], not an empty value"* ]] || false
     run "${GBGATE}" run --guard-s 0 -- "${PROG}" frees
     [[ "$output" == *"a guard of 0 would end the program the moment it starts"* ]] || false
-    # A leading zero is still a number above 0.
-    run "${GBGATE}" run --guard-s 0120 --guard-cpu 060 -- "${PROG}" frees
+    # A leading zero is still a number above 0, in base 10 (09 is no
+    # octal number; 0120 would be 80 in bash's arithmetic).
+    run "${GBGATE}" run --guard-s 09 --guard-cpu 060 -- "${PROG}" frees
     [ "$status" -eq 0 ]
+    run "${GBGATE}" run --guard-s 0001 --guard-cpu 120 -- "${PROG}" hang
+    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s,"* ]] || false
 }
 
 @test "a run without a cap says it judged none; --help names every option of run" {
