@@ -364,6 +364,7 @@ TCL
     # would take the line as its result; the helper writes it to the
     # capture file instead (GBGATE_OUT), so that snippet passes too.
     sed 's/ >@stdout 2>@stderr$//' "${SNIPPETS}/checkpoint.tcl" >"${BATS_TEST_TMPDIR}/piped.tcl"
+    # shellcheck disable=SC2016 # Tcl's $name and $args, matched as text
     grep -qx ' *exec gbgate checkpoint $name {\*}$args' "${BATS_TEST_TMPDIR}/piped.tcl"
     snippet_gate 24MiB $((24 * 1024)) tclsh "${BATS_TEST_TMPDIR}/piped.tcl"
 }
