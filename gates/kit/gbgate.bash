@@ -281,7 +281,7 @@ gk_contain_begin() {
     # file system's type), and the runner's cgroup in it ("0::<path>").
     # A host with cgroup v1 alone may still list "0::/" (hybrid, with no
     # v2 mount): without both, no cgroup is made anywhere.
-    mnt="$(awk '{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' "$mountinfo")"
+    mnt="$(awk '{ split($0, half, " - "); split(half[2], after, " "); if (after[1] == "cgroup2") { print $5; exit } }' "$mountinfo")"
     rel="$(awk -F: '$1 == "0" { print $3; exit }' "$cgroup")"
     [[ -n "$mnt" && -n "$rel" ]] || return 0
     [[ "$rel" == / ]] && rel=""

@@ -126,8 +126,11 @@ cgroup_possible() {
     # (a hybrid host with its v2 hierarchy unmounted): the runner must not
     # make a folder at that path, which is a path of the root file system
     # there. Both files are stood in for, the path a folder of this test.
-    mkdir -p "${BATS_TEST_TMPDIR}/root"
-    printf '25 1 0:22 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n' >"${BATS_TEST_TMPDIR}/mountinfo"
+    # The v1 hierarchy is mounted at a folder of the test, with the
+    # runner's path inside it made: a runner that took the v1 mount for
+    # the v2 one would make its cgroup folder there.
+    mkdir -p "${BATS_TEST_TMPDIR}/root" "${BATS_TEST_TMPDIR}/v1${BATS_TEST_TMPDIR}/root"
+    printf '25 1 0:22 / %s rw - cgroup cgroup rw,memory\n' "${BATS_TEST_TMPDIR}/v1" >"${BATS_TEST_TMPDIR}/mountinfo"
     printf '0::%s\n' "${BATS_TEST_TMPDIR}/root" >"${BATS_TEST_TMPDIR}/cgroup"
     GK_MOUNTINFO="${BATS_TEST_TMPDIR}/mountinfo" GK_PROC_CGROUP="${BATS_TEST_TMPDIR}/cgroup" \
         run "${KIT_GBGATE}" run -- "${SUBJECT}" "${PIDS}"
@@ -135,6 +138,7 @@ cgroup_possible() {
     [ "$status" -eq 0 ]
     [[ "$output" == *"gate: contained by the sweep of the processes marked GBGATE_RUN_ID="* ]] || false
     [ -z "$(ls -A "${BATS_TEST_TMPDIR}/root")" ]
+    [ -z "$(ls -A "${BATS_TEST_TMPDIR}/v1${BATS_TEST_TMPDIR}/root")" ]
     dead "$(cat "${PIDS}")"
 }
 
