@@ -444,6 +444,59 @@ static bool record(gb_region *r, size_t request, gb_oom_reason why, void *arg)
     return false;
 }
 
+/* How many mappings one refused request of 2^60 bytes asks the OS for
+ * (the map refuses all): its attempts, step-downs included. */
+static int maps_for_a_refusal(gb_region *r)
+{
+    int before = refused_maps;
+    CHECK(gb_try_alloc_in(r, HUGE_REQUEST) == NULL);
+    return refused_maps - before;
+}
+
+static int inner_maps;
+
+static bool decline_counting_inner(gb_region *r, size_t request, gb_oom_reason why, void *arg)
+{
+    (void)request;
+    (void)why;
+    (void)arg;
+    inner_maps = maps_for_a_refusal(r); /* inside the handler: no handler again */
+    return false;
+}
+
+static bool retry_once(gb_region *r, size_t request, gb_oom_reason why, void *arg)
+{
+    (void)r;
+    (void)request;
+    (void)why;
+    (void)arg;
+    return true;
+}
+
+/* A request the OS refuses is tried once without a handler, once with a
+ * handler that declines (and a request inside the handler once, without
+ * it), and twice with one that asks for another try: a handler's answer
+ * is the only thing that makes a request try again. */
+GB_TEST(only_a_handler_that_asks_for_it_makes_a_request_try_again)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_region *r = gb_enter();
+    refuse_maps_above(0);
+    int none = maps_for_a_refusal(r);
+    CHECK(none > 0);
+    gb_set_oom_handler(decline_counting_inner, NULL);
+    CHECK_EQ(maps_for_a_refusal(r), none + none); /* its own, and the one inside the handler */
+    CHECK_EQ(inner_maps, none);
+    gb_set_oom_handler(retry_once, NULL);
+    CHECK_EQ(maps_for_a_refusal(r), 2 * none);
+    gb_set_oom_handler(NULL, NULL);
+    CHECK_EQ(maps_for_a_refusal(r), none);
+    gb__os.map = real_map;
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 /* A solo block's growth refused for the limit, then (the limit lifted)
  * by the index, which cannot make room for 2^60 bytes: the handler hears
  * each reason as it is, the second not the first's left over. */
