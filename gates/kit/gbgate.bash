@@ -717,7 +717,7 @@ gk_guard_clock() {
 # changes, and on a machine too slow to see the drop in time it is the
 # reason it would have had.
 gk_unsettled() {
-    local cap="$1" t0 rss state
+    local cap="$1" t0 out rss state
     GK_UNSETTLED_KIB="" GK_UNSETTLED_US=""
     kill -CONT "$GK_PID" 2>/dev/null || return 1
     gk_tick
@@ -725,13 +725,15 @@ gk_unsettled() {
     while :; do
         sleep 0.05
         gk_tick
-        state="$(ps -o stat= -p "$GK_PID" 2>/dev/null | tr -d ' ')"
+        # One ps for both, as gk_next reads them.
+        out="$(ps -o stat= -o rss= -p "$GK_PID" 2>/dev/null || true)"
+        state="" rss=""
+        read -r state rss <<<"$out" || true
         [[ -n "$state" && "$state" != Z* ]] || return 1
         if ((GK_ELAPSED_US - t0 > ${GK_UNSETTLED_S:-2} * 1000000)) || [[ "$state" == T* ]]; then
             [[ -n "$GK_UNSETTLED_KIB" ]]
             return
         fi
-        rss="$(gk_rss_kib)"
         if [[ -z "$GK_UNSETTLED_KIB" ]] && ((rss > 0 && rss <= cap)); then
             GK_UNSETTLED_KIB=$rss GK_UNSETTLED_US=$((GK_ELAPSED_US - t0))
         fi
