@@ -1,8 +1,11 @@
 /* small.c -- chunks too small for a mapping come from the runtime's slabs. */
 #include "common.h"
+#include "init.h"
 #include "os/os.h"
 #include "scenarios.h"
+#include "small.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -141,8 +144,8 @@ GB_TEST(slabs_reuse_units_and_empty_freed_pages)
  * bytes_small_dirty says how much. The block cache is off: a slab given
  * back whole may wait there, resident, and this test wants the resident
  * size to count only live pages and dirty batches. */
-enum { DIRTY_SLABS = 32, SLAB_UNITS = 256 };
-#define RELEASE_BATCH ((size_t)64 * 1024)
+enum { DIRTY_SLABS = 32, SLAB_UNITS = GB__SLAB_UNITS };
+#define RELEASE_BATCH GB__SLAB_RELEASE_BATCH
 
 GB_TEST(slabs_kept_in_use_hold_only_live_pages_and_a_batch_each)
 {
@@ -222,4 +225,270 @@ GB_TEST(slabs_kept_in_use_hold_only_live_pages_and_a_batch_each)
     CHECK_EQ(s.bytes_small_dirty, 0);
     free(keep);
     free(r);
+}
+
+/* ------------------------------------------------ the slab's bookkeeping
+ *
+ * The cases below call the slab layer itself (small.h) with a cache of
+ * their own, so that they choose which unit of which slab each chunk is,
+ * and swap the OS's release and reuse for fakes that record each call:
+ * the units emptied, and the units the OS is told of before they are
+ * written again (MADV_FREE_REUSE on macOS; Linux has no such call, so only
+ * a record shows that it is made). Built with GB_CHECK, each step also
+ * walks every slab's bits and counts (gb__small_check). */
+
+typedef struct call {
+    char *p;
+    size_t n;
+} call;
+
+enum { MOST_CALLS = 2 * SLAB_UNITS };
+static call released[MOST_CALLS], reused[MOST_CALLS];
+static int nreleased, nreused;
+static int (*real_release)(void *p, size_t n);
+
+static int record_release(void *p, size_t n)
+{
+    CHECK_LT(nreleased, MOST_CALLS);
+    released[nreleased++] = (call){p, n};
+    return real_release(p, n);
+}
+
+static int record_reuse(void *p, size_t n)
+{
+    CHECK_LT(nreused, MOST_CALLS);
+    reused[nreused++] = (call){p, n};
+    return 0;
+}
+
+static gb__cache cache; /* the cases' own, empty: the block cache is off */
+static size_t unit;     /* the runtime's page */
+static size_t batch;    /* units emptied together: RELEASE_BATCH's worth, at least one */
+
+static void init_slabs(void)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.small = GB_SMALL_SLAB;
+    o.cache_bytes = GB_CACHE_OFF;
+    gb_init(&o);
+    real_release = gb__os.release;
+    gb__os.release = record_release;
+    gb__os.reuse = record_reuse;
+    unit = gb__os.page_size;
+    batch = RELEASE_BATCH / unit ? RELEASE_BATCH / unit : 1;
+}
+
+static void check_slabs(void)
+{
+#if GB_CHECK
+    gb__small_check();
+#endif
+}
+
+static gb__chunk get(size_t units)
+{
+    gb__chunk c;
+    CHECK(gb__small_get(&cache, units * unit, &c));
+    CHECK_EQ(c.size, units * unit);
+    check_slabs();
+    return c;
+}
+
+static void put(gb__chunk c)
+{
+    gb__small_put(&cache, c);
+    check_slabs();
+}
+
+static void check_call(const call *c, const char *p, size_t n)
+{
+    CHECK(c->p == p);
+    CHECK_EQ(c->n, n);
+}
+
+GB_TEST(a_slab_hands_out_its_units_in_order_and_a_unit_given_back_first)
+{
+    init_slabs();
+    gb__chunk a[SLAB_UNITS], b[SLAB_UNITS];
+    for (unsigned i = 0; i < SLAB_UNITS; i++) {
+        a[i] = get(1);
+        CHECK(a[i].base == a[0].base + (size_t)i * unit);
+    }
+    CHECK_EQ(gbt_stats().slabs, 1);
+    /* A full slab: the next unit is a new slab's, and so on, both full. */
+    for (unsigned i = 0; i < SLAB_UNITS; i++)
+        b[i] = get(1);
+    CHECK_EQ(gbt_stats().slabs, 2);
+    CHECK(b[0].base >= a[0].base + SLAB_UNITS * unit || b[0].base + SLAB_UNITS * unit <= a[0].base);
+    CHECK_EQ(gbt_stats().bytes_small, 2 * SLAB_UNITS * unit);
+    /* A unit given back in the slab made last, then one in the first: each
+     * is the next unit handed out, and no third slab is made. */
+    put(b[5]);
+    gb__chunk again = get(1);
+    CHECK(again.base == b[5].base);
+    put(a[200]);
+    again = get(1);
+    CHECK(again.base == a[200].base);
+    CHECK_EQ(gbt_stats().slabs, 2);
+    for (unsigned i = 0; i < SLAB_UNITS; i++) {
+        put(a[i]);
+        put(b[i]);
+    }
+    CHECK_EQ(gbt_stats().slabs, 0);
+    CHECK_EQ(gbt_stats().bytes_small, 0);
+    CHECK_EQ(gbt_stats().bytes_small_dirty, 0);
+}
+
+GB_TEST(a_request_no_run_of_free_units_fits_takes_a_new_slab)
+{
+    init_slabs();
+    gb__chunk a[SLAB_UNITS];
+    for (unsigned i = 0; i < SLAB_UNITS; i++)
+        a[i] = get(1);
+    /* Every other unit given back, the last one among them: 128 free,
+     * no two side by side. */
+    for (unsigned i = 1; i < SLAB_UNITS; i += 2)
+        put(a[i]);
+    gb__chunk two = get(2);
+    CHECK_EQ(gbt_stats().slabs, 2);
+    CHECK(two.base >= a[0].base + SLAB_UNITS * unit || two.base + two.size <= a[0].base);
+    put(two);
+    for (unsigned i = 0; i < SLAB_UNITS; i += 2)
+        put(a[i]);
+    CHECK_EQ(gbt_stats().slabs, 0);
+}
+
+GB_TEST(freed_units_are_emptied_a_batch_at_a_time_and_only_they)
+{
+    init_slabs();
+    GBT_SKIP_IF(batch >= SLAB_UNITS / 2, "the runtime's page is too large for two batches in a slab");
+    gb__chunk a[SLAB_UNITS];
+    for (unsigned i = 0; i < SLAB_UNITS; i++)
+        a[i] = get(1);
+    /* One unit short of a batch stays dirty, counted. */
+    for (unsigned i = 0; i + 1 < batch; i++)
+        put(a[i]);
+    CHECK_EQ(nreleased, 0);
+    CHECK_EQ(gbt_stats().bytes_small_dirty, (batch - 1) * unit);
+    /* The unit that makes a batch empties the run, in one call. */
+    put(a[batch - 1]);
+    CHECK_EQ(nreleased, 1);
+    check_call(&released[0], a[0].base, batch * unit);
+    CHECK_EQ(gbt_stats().bytes_small_dirty, 0);
+    /* The slab's last units, while its first ones are emptied: the run
+     * ends at the slab's end. */
+    for (unsigned i = SLAB_UNITS - (unsigned)batch; i < SLAB_UNITS; i++)
+        put(a[i]);
+    CHECK_EQ(nreleased, 2);
+    check_call(&released[1], a[SLAB_UNITS - batch].base, batch * unit);
+    CHECK_EQ(gbt_stats().bytes_small_dirty, 0);
+    /* Two runs apart make two calls, neither touching the unit between. */
+    for (unsigned i = 100; i < 100 + batch / 2; i++)
+        put(a[i]);
+    for (unsigned i = 101 + (unsigned)(batch / 2); i < 101 + batch; i++)
+        put(a[i]);
+    CHECK_EQ(nreleased, 4);
+    check_call(&released[2], a[100].base, batch / 2 * unit);
+    check_call(&released[3], a[101 + batch / 2].base, (batch - batch / 2) * unit);
+    CHECK_EQ(nreused, 0);
+}
+
+GB_TEST(an_emptied_unit_is_told_to_the_os_before_it_is_written_again)
+{
+    init_slabs();
+    gb__chunk a[SLAB_UNITS];
+    for (unsigned i = 0; i < SLAB_UNITS; i++)
+        a[i] = get(1);
+    for (unsigned i = 0; i < batch; i++)
+        put(a[i]);
+    CHECK_EQ(nreleased, 1);
+    /* The first unit again: emptied, so the OS hears of it, that unit alone. */
+    gb__chunk c = get(1);
+    CHECK(c.base == a[0].base);
+    CHECK_EQ(nreused, 1);
+    check_call(&reused[0], a[0].base, unit);
+    CHECK_EQ(gbt_stats().bytes_small_dirty, 0);
+    /* Given back and taken again before a batch: dirty, not emptied, so
+     * the OS hears nothing, and the dirty bytes go back to none. */
+    put(c);
+    CHECK_EQ(gbt_stats().bytes_small_dirty, unit);
+    c = get(1);
+    CHECK(c.base == a[0].base);
+    CHECK_EQ(nreused, 1);
+    CHECK_EQ(gbt_stats().bytes_small_dirty, 0);
+    if (batch >= 3) {
+        /* A run of emptied units taken at once: one call for the run. */
+        gb__chunk run = get(batch - 1);
+        CHECK(run.base == a[1].base);
+        CHECK_EQ(nreused, 2);
+        check_call(&reused[1], a[1].base, (batch - 1) * unit);
+        put(run);
+    }
+}
+
+GB_TEST(a_slab_goes_back_told_to_the_os_whole_if_a_unit_of_it_was_emptied)
+{
+    init_slabs();
+    /* Never emptied: the slab goes back with no word to the OS. */
+    gb__chunk one = get(1), more = get(batch);
+    put(one);
+    put(more);
+    CHECK_EQ(gbt_stats().slabs, 0);
+    CHECK_EQ(nreleased, 0);
+    CHECK_EQ(nreused, 0);
+    /* Emptied, then taken again whole: nothing of it is emptied any more,
+     * so again no word. */
+    one = get(1);
+    more = get(batch);
+    put(more);
+    CHECK_EQ(nreleased, 1);
+    more = get(batch);
+    CHECK_EQ(nreused, 1);
+    put(one);
+    put(more);
+    CHECK_EQ(gbt_stats().slabs, 0);
+    CHECK_EQ(nreused, 1);
+    /* Emptied and not taken again: the whole slab is told of, once, as
+     * the block cache may hand its mapping out again as it is. */
+    gb__chunk a[SLAB_UNITS];
+    for (unsigned i = 0; i < SLAB_UNITS; i++)
+        a[i] = get(1);
+    for (unsigned i = 0; i < SLAB_UNITS; i++)
+        put(a[i]);
+    CHECK_EQ(gbt_stats().slabs, 0);
+    CHECK_EQ(nreused, 2);
+    check_call(&reused[1], a[0].base, SLAB_UNITS * unit);
+}
+
+/* A fake mmap that always fails, as at the address space's limit. */
+static void *refuse_map(size_t n, size_t align)
+{
+    (void)n;
+    (void)align;
+    errno = ENOMEM;
+    return NULL;
+}
+
+GB_TEST(a_slab_past_the_budget_or_refused_by_the_os_is_counted_and_not_made)
+{
+    init_slabs();
+    gb_stats before = gbt_stats();
+    gb__cfg.map_budget = before.mappings; /* no mapping more */
+    gb__chunk c;
+    CHECK(!gb__small_get(&cache, unit, &c));
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.fallbacks_budget, before.fallbacks_budget + 1);
+    CHECK_EQ(s.fallbacks_mmap, before.fallbacks_mmap);
+    CHECK_EQ(s.slabs, 0);
+    gb__cfg.map_budget = before.map_budget;
+    gb__os.map = refuse_map;
+    CHECK(!gb__small_get(&cache, unit, &c));
+    s = gbt_stats();
+    CHECK_EQ(s.fallbacks_budget, before.fallbacks_budget + 1);
+    CHECK_EQ(s.fallbacks_mmap, before.fallbacks_mmap + 1);
+    CHECK_EQ(s.slabs, 0);
+    CHECK_EQ(s.mappings, before.mappings);
+    check_slabs();
 }

@@ -18,7 +18,9 @@
 #include "init.h"
 #include "pin.h"
 #include "region.h"
+#include "os/os.h"
 #include "sanitizers.h"
+#include "small.h"
 #include "stats.h"
 #include "thread.h"
 
@@ -456,6 +458,61 @@ GB__NO_ASAN void gb__chunk_check(const gb__thread *t)
     EXPECT(cached <= bound, "bytes_cached is %zu, past the process's bound of %zu", cached, bound);
 }
 
+/* ---------------------------------------------------------------- slabs */
+
+static unsigned count_bits(const uint64_t *v)
+{
+    unsigned n = 0;
+    for (unsigned w = 0; w < GB__SLAB_WORDS; w++)
+        n += (unsigned)__builtin_popcountll(v[w]);
+    return n;
+}
+
+/* Slab s whole (small.h, struct gb__slab); `full_seen` says whether a
+ * full slab came before it on the list. Its dirty bytes are added to
+ * *dirty. */
+static void slab_check(const gb__slab *s, bool full_seen, size_t *dirty)
+{
+    const size_t u = gb__os.page_size;
+    unsigned used = count_bits(s->used), ndirty = count_bits(s->dirty), released = count_bits(s->released);
+    EXPECT(used == s->nused && ndirty == s->ndirty && released == s->nreleased,
+           "slab %p counts %u used, %u dirty and %u released units, but its bits say %u, %u and %u",
+           (const void *)s, s->nused, s->ndirty, s->nreleased, used, ndirty, released);
+    for (unsigned w = 0; w < GB__SLAB_WORDS; w++)
+        EXPECT(!(s->used[w] & s->dirty[w]) && !(s->used[w] & s->released[w]) && !(s->dirty[w] & s->released[w]),
+               "slab %p: a unit of units %u-%u is two of used, dirty and released", (const void *)s, w * 64,
+               w * 64 + 63);
+    EXPECT(used > 0, "slab %p holds no unit in use but was not given back", (const void *)s);
+    EXPECT((size_t)ndirty * u < GB__SLAB_RELEASE_BATCH,
+           "slab %p holds %u dirty units (%zu bytes), a batch or more, not emptied", (const void *)s, ndirty,
+           (size_t)ndirty * u);
+    EXPECT(s->size >= GB__SLAB_UNITS * u, "slab %p's mapping of %zu bytes is smaller than its %u units",
+           (const void *)s, s->size, GB__SLAB_UNITS);
+    EXPECT(!full_seen || used == GB__SLAB_UNITS, "slab %p, with %u of %u units in use, comes after a full one",
+           (const void *)s, used, GB__SLAB_UNITS);
+    *dirty += (size_t)ndirty * u;
+}
+
+void gb__small_check(void)
+{
+    size_t n = 0, dirty = 0;
+    bool full_seen = false;
+    const gb__list *slabs = gb__small_slabs_lock();
+    GB__LIST_EACH(l, slabs)
+    {
+        EXPECT(++n < MOST_LINKS, "the list of slabs does not end");
+        const gb__slab *s = GB__LIST_ENTRY(l, gb__slab, link);
+        slab_check(s, full_seen, &dirty);
+        full_seen = s->nused == GB__SLAB_UNITS;
+    }
+    size_t counted = atomic_load_explicit(&gb__stat.slabs, memory_order_relaxed);
+    size_t said = atomic_load_explicit(&gb__stat.bytes_small_dirty, memory_order_relaxed);
+    gb__small_slabs_unlock();
+    EXPECT(n == counted, "%zu slabs are on the list, but gb__stat.slabs says %zu", n, counted);
+    EXPECT(dirty == said, "the slabs hold %zu bytes of dirty units, but gb__stat.bytes_small_dirty says %zu",
+           dirty, said);
+}
+
 /* ---------------------------------------------------------------- all */
 
 void gb__check_thread(const gb__thread *t)
@@ -470,4 +527,5 @@ void gb__check_current(void)
 {
     if (gb__tls)
         gb__check_thread(gb__tls);
+    gb__small_check();
 }

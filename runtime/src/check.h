@@ -68,11 +68,17 @@ void gb__pin_check(const gb__thread *t);
  * and that each used slot's handle decodes to it. */
 void gb__handle_check(const gb__thread *t);
 
-/* All of the above over t's state. */
+/* Every slab of the process (small.h, struct gb__slab): its bits and
+ * counts, its place on the list of slabs, and the counters of slabs and
+ * dirty bytes. Takes the slabs' lock. */
+void gb__small_check(void);
+
+/* All of the above over t's state (the slabs are the process's: not
+ * these). */
 void gb__check_thread(const gb__thread *t);
 
-/* gb__check_thread over the calling thread's state, if it has one: what
- * the fuzz target calls after every operation. */
+/* gb__check_thread over the calling thread's state, if it has one, and
+ * gb__small_check: what the fuzz target calls after every operation. */
 void gb__check_current(void);
 #endif
 

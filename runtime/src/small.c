@@ -16,6 +16,7 @@
 #include "list.h"
 #include "os/os.h"
 #include "sanitizers.h"
+#include "check.h"
 #include "small.h"
 #include "stats.h"
 
@@ -23,33 +24,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UNITS 256
-#define WORDS (UNITS / 64)
-#define RELEASE_BATCH (64 * GB__KIB)
-
-/* A slab. Invariants: a unit is in use iff its bit in used is set; a free
- * unit is dirty (its page may be resident) iff its bit in dirty is set; a
- * free unit that is not dirty was given back to the OS iff its bit in
- * released is set (the OS is told before it is used again, gb__os_reuse);
- * nused and ndirty count those bits; a slab with nused == 0 does not
- * exist (it is given back at once). Every slab is on the list of slabs
- * (link), full ones after all the others. gb__stat.bytes_small_dirty is the sum over all
- * slabs of ndirty units: freed memory that may still be resident. */
-struct gb__slab {
-    gb__list link;
-    char *base;
-    size_t size; /* of its mapping, which may be larger than its units (a cached block) */
-    bool huge;   /* the mapping is a huge block taken from the cache, counted in bytes_huge */
-    uint64_t used[WORDS];
-    uint64_t dirty[WORDS];
-    uint64_t released[WORDS];
-    unsigned nused, ndirty, nreleased;
-};
+#define UNITS GB__SLAB_UNITS
+#define WORDS GB__SLAB_WORDS
+#define RELEASE_BATCH GB__SLAB_RELEASE_BATCH
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Slabs with free units come first, full ones after them, so a search
  * stops at the first slab in the common case. */
 static gb__list slabs = GB__LIST_INIT(slabs);
+
+#if GB_CHECK
+const gb__list *gb__small_slabs_lock(void)
+{
+    pthread_mutex_lock(&lock);
+    return &slabs;
+}
+
+void gb__small_slabs_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+#endif
 
 static size_t unit_size(void)
 {
