@@ -19,6 +19,8 @@
 
 #include "check.h"
 #include "coro_path.h"
+#include "os/os.h"
+#include "small.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -1713,4 +1715,135 @@ GB_TEST(checking_the_current_thread_checks_its_state)
 {
     SKIP_UNCHECKED();
     gbt_expect_death(current_thread_broken, "bytes is");
+}
+
+/* ---------------------------------------------------------------- slabs */
+
+/* Two slabs of the process's, built through the slab layer itself: the
+ * first full, the second with three units in use and one given back
+ * (dirty), as the slab checker must accept them; the case then breaks
+ * one invariant and checks again. */
+static gb__chunk slab_units[GB__SLAB_UNITS + 4];
+
+static gb__slab *two_slabs(void)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.small = GB_SMALL_SLAB;
+    o.cache_bytes = GB_CACHE_OFF;
+    gb_init(&o);
+    gb__cache *cache = &self()->mem.cache;
+    for (int i = 0; i < GB__SLAB_UNITS + 4; i++)
+        CHECK(gb__small_get(cache, gb__os.page_size, &slab_units[i]));
+    gb__small_put(cache, slab_units[GB__SLAB_UNITS + 1]);
+    CHECK_EQ(gbt_stats().slabs, 2);
+    gb__small_check();
+    return slab_units[GB__SLAB_UNITS].owner;
+}
+
+GB_TEST(the_slab_checker_passes_over_full_partial_and_dirty_slabs)
+{
+    SKIP_UNCHECKED();
+    gb__slab *s = two_slabs();
+    CHECK_EQ(s->nused, 3);
+    CHECK_EQ(s->ndirty, 1);
+    gb__check_current();
+}
+
+static void slab_count_off(void)
+{
+    two_slabs()->nused++;
+    gb__small_check();
+}
+
+static void slab_unit_used_and_dirty(void)
+{
+    gb__slab *s = two_slabs();
+    s->dirty[0] |= 1; /* unit 0 is in use */
+    s->ndirty++;
+    gb__small_check();
+}
+
+static void slab_unit_dirty_and_released(void)
+{
+    gb__slab *s = two_slabs();
+    s->released[0] |= 2; /* unit 1 is dirty */
+    s->nreleased++;
+    gb__small_check();
+}
+
+static void slab_unit_used_and_released(void)
+{
+    gb__slab *s = two_slabs();
+    s->released[0] |= 4; /* unit 2 is in use */
+    s->nreleased++;
+    gb__small_check();
+}
+
+static void slab_with_nothing_in_use(void)
+{
+    gb__slab *s = two_slabs();
+    memset(s->used, 0, sizeof s->used);
+    s->nused = 0;
+    gb__small_check();
+}
+
+static void slab_a_batch_dirty(void)
+{
+    gb__slab *s = two_slabs();
+    /* Units from 4 on are free and clean: as many as a batch made dirty. */
+    unsigned add = (unsigned)(GB__SLAB_RELEASE_BATCH / gb__os.page_size) - s->ndirty;
+    for (unsigned i = 4; i < 4 + add; i++)
+        s->dirty[i / 64] |= (uint64_t)1 << (i % 64);
+    s->ndirty += add;
+    GB__ADD(bytes_small_dirty, (size_t)add * gb__os.page_size);
+    gb__small_check();
+}
+
+static void slab_smaller_than_its_units(void)
+{
+    two_slabs()->size = gb__os.page_size;
+    gb__small_check();
+}
+
+static void slab_after_a_full_one(void)
+{
+    gb__slab *s = two_slabs();
+    /* The full slab moved to the head, before the one with free units. */
+    gb__slab *full = slab_units[0].owner;
+    CHECK(full != s);
+    gb__list_remove(&full->link);
+    gb__list_push((gb__list *)gb__small_slabs_lock(), &full->link);
+    gb__small_slabs_unlock();
+    gb__small_check();
+}
+
+static void slabs_miscounted(void)
+{
+    two_slabs();
+    GB__ADD(slabs, 1);
+    gb__small_check();
+}
+
+static void slab_dirty_bytes_miscounted(void)
+{
+    two_slabs();
+    GB__ADD(bytes_small_dirty, gb__os.page_size);
+    gb__small_check();
+}
+
+GB_TEST(each_broken_slab_invariant_stops_the_slab_checker)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(slab_count_off, "counts 4 used, 1 dirty and 0 released units, but its bits say 3, 1 and 0");
+    gbt_expect_death(slab_unit_used_and_dirty, "a unit of units 0-63 is two of used, dirty and released");
+    gbt_expect_death(slab_unit_dirty_and_released, "a unit of units 0-63 is two of used, dirty and released");
+    gbt_expect_death(slab_unit_used_and_released, "a unit of units 0-63 is two of used, dirty and released");
+    gbt_expect_death(slab_with_nothing_in_use, "holds no unit in use but was not given back");
+    gbt_expect_death(slab_a_batch_dirty, "a batch or more, not emptied");
+    gbt_expect_death(slab_smaller_than_its_units, "is smaller than its 256 units");
+    gbt_expect_death(slab_after_a_full_one, "with 3 of 256 units in use, comes after a full one");
+    gbt_expect_death(slabs_miscounted, "2 slabs are on the list, but gb__stat.slabs says 3");
+    gbt_expect_death(slab_dirty_bytes_miscounted, "bytes of dirty units, but gb__stat.bytes_small_dirty says");
 }

@@ -6,6 +6,7 @@
 #include "small.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -280,18 +281,21 @@ static void init_slabs(void)
     batch = RELEASE_BATCH / unit ? RELEASE_BATCH / unit : 1;
 }
 
+/* Weak: only a runtime built with GB_CHECK has the slab checker (the
+ * Debug builds); without it, the cases judge by what they see alone. */
+void gb__small_check(void) __attribute__((weak));
+
 static void check_slabs(void)
 {
-#if GB_CHECK
-    gb__small_check();
-#endif
+    if (gb__small_check)
+        gb__small_check();
 }
 
 static gb__chunk get(size_t units)
 {
     gb__chunk c;
     CHECK(gb__small_get(&cache, units * unit, &c));
-    CHECK_EQ(c.size, units * unit);
+    CHECK_EQ(c.size, (units ? units : 1) * unit);
     check_slabs();
     return c;
 }
@@ -300,6 +304,13 @@ static void put(gb__chunk c)
 {
     gb__small_put(&cache, c);
     check_slabs();
+}
+
+/* Whether c lies wholly outside the slab whose first unit is first. */
+static bool outside(gb__chunk c, gb__chunk first)
+{
+    const char *p = c.base, *slab = first.base;
+    return p >= slab + SLAB_UNITS * unit || p + c.size <= slab;
 }
 
 static void check_call(const call *c, const char *p, size_t n)
@@ -311,17 +322,22 @@ static void check_call(const call *c, const char *p, size_t n)
 GB_TEST(a_slab_hands_out_its_units_in_order_and_a_unit_given_back_first)
 {
     init_slabs();
+    size_t meta = gbt_stats().bytes_meta;
     gb__chunk a[SLAB_UNITS], b[SLAB_UNITS];
+    /* A request for nothing is a unit's: a chunk has a place of its own. */
+    gb__chunk none = get(0);
+    put(none);
+    CHECK_EQ(gbt_stats().slabs, 0);
     for (unsigned i = 0; i < SLAB_UNITS; i++) {
         a[i] = get(1);
-        CHECK(a[i].base == a[0].base + (size_t)i * unit);
+        CHECK(a[i].base == (char *)a[0].base + (size_t)i * unit);
     }
     CHECK_EQ(gbt_stats().slabs, 1);
     /* A full slab: the next unit is a new slab's, and so on, both full. */
     for (unsigned i = 0; i < SLAB_UNITS; i++)
         b[i] = get(1);
     CHECK_EQ(gbt_stats().slabs, 2);
-    CHECK(b[0].base >= a[0].base + SLAB_UNITS * unit || b[0].base + SLAB_UNITS * unit <= a[0].base);
+    CHECK(outside(b[0], a[0]));
     CHECK_EQ(gbt_stats().bytes_small, 2 * SLAB_UNITS * unit);
     /* A unit given back in the slab made last, then one in the first: each
      * is the next unit handed out, and no third slab is made. */
@@ -339,6 +355,7 @@ GB_TEST(a_slab_hands_out_its_units_in_order_and_a_unit_given_back_first)
     CHECK_EQ(gbt_stats().slabs, 0);
     CHECK_EQ(gbt_stats().bytes_small, 0);
     CHECK_EQ(gbt_stats().bytes_small_dirty, 0);
+    CHECK_EQ(gbt_stats().bytes_meta, meta);
 }
 
 GB_TEST(a_request_no_run_of_free_units_fits_takes_a_new_slab)
@@ -353,7 +370,7 @@ GB_TEST(a_request_no_run_of_free_units_fits_takes_a_new_slab)
         put(a[i]);
     gb__chunk two = get(2);
     CHECK_EQ(gbt_stats().slabs, 2);
-    CHECK(two.base >= a[0].base + SLAB_UNITS * unit || two.base + two.size <= a[0].base);
+    CHECK(outside(two, a[0]));
     put(two);
     for (unsigned i = 0; i < SLAB_UNITS; i += 2)
         put(a[i]);
@@ -491,4 +508,47 @@ GB_TEST(a_slab_past_the_budget_or_refused_by_the_os_is_counted_and_not_made)
     CHECK_EQ(s.slabs, 0);
     CHECK_EQ(s.mappings, before.mappings);
     check_slabs();
+}
+
+/* Threads that take and give back units of the same slabs at once: each
+ * thread's own chunks stay its own, and the counts add up after. Under
+ * ThreadSanitizer, any access to a slab outside the slabs' lock is a
+ * reported race. */
+enum { SHARING = 4, ROUNDS = 2000, HELD = 40 };
+
+static void *share_slabs(void *arg)
+{
+    gb__cache own = {0};
+    gb__chunk held[HELD];
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    for (int i = 0; i < HELD; i++) {
+        CHECK(gb__small_get(&own, unit, &held[i]));
+        memset(held[i].base, (int)(uintptr_t)arg, unit);
+    }
+    for (int i = 0; i < ROUNDS; i++) {
+        seed = seed * 1103515245 + 12345;
+        int k = (int)(seed >> 16) % HELD;
+        CHECK_EQ(((unsigned char *)held[k].base)[unit - 1], (unsigned char)(uintptr_t)arg);
+        gb__small_put(&own, held[k]);
+        CHECK(gb__small_get(&own, unit, &held[k]));
+        memset(held[k].base, (int)(uintptr_t)arg, unit);
+    }
+    for (int i = 0; i < HELD; i++)
+        gb__small_put(&own, held[i]);
+    return NULL;
+}
+
+GB_TEST(threads_share_the_slabs_under_their_lock)
+{
+    init_slabs();
+    pthread_t t[SHARING];
+    for (uintptr_t i = 0; i < SHARING; i++)
+        CHECK_EQ(pthread_create(&t[i], NULL, share_slabs, (void *)(i + 1)), 0);
+    for (int i = 0; i < SHARING; i++)
+        CHECK_EQ(pthread_join(t[i], NULL), 0);
+    check_slabs();
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.slabs, 0);
+    CHECK_EQ(s.bytes_small, 0);
+    CHECK_EQ(s.bytes_small_dirty, 0);
 }

@@ -312,9 +312,9 @@ gk_contain_joined() {
 gk_contain_end() {
     local pid n
     if [[ -n "${GK_CGROUP:-}" ]]; then
-        if [[ -w "$GK_CGROUP/cgroup.kill" ]]; then
-            echo 1 >"$GK_CGROUP/cgroup.kill" 2>/dev/null || true
-        fi
+        # cgroup.kill (Linux 5.14 on) kills them all at once; where the
+        # kernel has none, the write is refused and the loop below works.
+        echo 1 >"$GK_CGROUP/cgroup.kill" 2>/dev/null || true
         # Without cgroup.kill, or while it works: each process in it, and
         # the cgroup removed once empty (a second at most).
         for ((n = 0; n < 20; n++)); do

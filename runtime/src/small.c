@@ -16,7 +16,6 @@
 #include "list.h"
 #include "os/os.h"
 #include "sanitizers.h"
-#include "check.h"
 #include "small.h"
 #include "stats.h"
 
@@ -25,7 +24,6 @@
 #include <string.h>
 
 #define UNITS GB__SLAB_UNITS
-#define WORDS GB__SLAB_WORDS
 #define RELEASE_BATCH GB__SLAB_RELEASE_BATCH
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

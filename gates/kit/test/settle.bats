@@ -74,6 +74,11 @@ setup() {
     run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" late 64 0
     echo "$output"
     [[ "$(verdict)" == "gate: fail (rss): at freed: "* ]] || false
+    # Nor when it gives the memory back while it runs on and ends inside
+    # the window: a reading under the cap before the end is no settling.
+    run "${KIT_GBGATE}" run --cap 32MiB -- "${SETTLE}" ends 64
+    echo "$output"
+    [[ "$(verdict)" == "gate: fail (rss): at freed: "* ]] || false
     # Judged settled, a reading that is still over the cap is not read
     # again: the settle was the program's chance (its memory goes 0.5 s
     # after the continue, past a settle of 0.1 s).

@@ -13,6 +13,9 @@
  *   goes-on late, and once continued from its checkpoint it runs on for
  *           three seconds (its next work) before it exits: a reading
  *           taken while it runs on sees the memory gone
+ *   ends    goes-on, but it ends one second after it is continued: memory
+ *           given back shortly before the program ends, inside the window
+ *           the runner reads on in
  *   once    late's memory, and a checkpoint of its own that ignores
  *           GBGATE_SETTLE_S (prints the line, stops once): a runtime that
  *           never settles
@@ -75,8 +78,8 @@ int main(int argc, char **argv)
     if (argc > 3)
         delay_ms = atol(argv[3]);
     if (strcmp(mode, "late") != 0 && strcmp(mode, "keeps") != 0 && strcmp(mode, "once") != 0 &&
-        strcmp(mode, "goes-on") != 0) {
-        fprintf(stderr, "usage: settle late|goes-on|keeps|once [MIB [DELAY_MS [HELD_KIB]]]\n");
+        strcmp(mode, "goes-on") != 0 && strcmp(mode, "ends") != 0) {
+        fprintf(stderr, "usage: settle late|goes-on|ends|keeps|once [MIB [DELAY_MS [HELD_KIB]]]\n");
         return 2;
     }
     region_size = mib * MIB;
@@ -117,5 +120,7 @@ int main(int argc, char **argv)
         gbgate_checkpoint("freed", "mib=%zu", mib);
     if (mode[0] == 'g')
         sleep(3);
+    if (mode[0] == 'e')
+        sleep(1);
     return 0;
 }
