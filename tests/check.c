@@ -1757,6 +1757,18 @@ static void slab_count_off(void)
     gb__small_check();
 }
 
+static void slab_dirty_count_off(void)
+{
+    two_slabs()->ndirty++;
+    gb__small_check();
+}
+
+static void slab_released_count_off(void)
+{
+    two_slabs()->nreleased++;
+    gb__small_check();
+}
+
 static void slab_unit_used_and_dirty(void)
 {
     gb__slab *s = two_slabs();
@@ -1837,6 +1849,9 @@ GB_TEST(each_broken_slab_invariant_stops_the_slab_checker)
 {
     SKIP_UNCHECKED();
     gbt_expect_death(slab_count_off, "counts 4 used, 1 dirty and 0 released units, but its bits say 3, 1 and 0");
+    gbt_expect_death(slab_dirty_count_off, "counts 3 used, 2 dirty and 0 released units, but its bits say 3, 1 and 0");
+    gbt_expect_death(slab_released_count_off,
+                     "counts 3 used, 1 dirty and 1 released units, but its bits say 3, 1 and 0");
     gbt_expect_death(slab_unit_used_and_dirty, "a unit of units 0-63 is two of used, dirty and released");
     gbt_expect_death(slab_unit_dirty_and_released, "a unit of units 0-63 is two of used, dirty and released");
     gbt_expect_death(slab_unit_used_and_released, "a unit of units 0-63 is two of used, dirty and released");
