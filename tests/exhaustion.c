@@ -10,6 +10,8 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -703,4 +705,63 @@ GB_TEST(under_rlimit_as_a_region_fills_to_within_a_few_mib_before_its_first_null
     int status = gbt_in_child(fill_to_the_address_space_limit);
     GBT_SKIP_IF(WIFEXITED(status) && WEXITSTATUS(status) == 77, "no /proc/self/statm");
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Handlers set by one thread while another's requests fail: each call
+ * hears a handler with its own argument, never one with another's. Under
+ * ThreadSanitizer, a handler set or read outside oom.c's lock is a
+ * reported race. */
+enum { SWAPS = 2000 };
+static int arg_a, arg_b;
+static atomic_int heard, mismatched;
+static atomic_bool swapping;
+
+static bool handler_a(gb_region *r, size_t n, gb_oom_reason why, void *arg)
+{
+    (void)r, (void)n, (void)why;
+    atomic_fetch_add(&heard, 1);
+    if (arg != &arg_a)
+        atomic_fetch_add(&mismatched, 1);
+    return false;
+}
+
+static bool handler_b(gb_region *r, size_t n, gb_oom_reason why, void *arg)
+{
+    (void)r, (void)n, (void)why;
+    atomic_fetch_add(&heard, 1);
+    if (arg != &arg_b)
+        atomic_fetch_add(&mismatched, 1);
+    return false;
+}
+
+static void *swap_handlers(void *unused)
+{
+    (void)unused;
+    for (int i = 0; atomic_load(&swapping); i++) {
+        if (i % 2)
+            gb_set_oom_handler(handler_a, &arg_a);
+        else
+            gb_set_oom_handler(handler_b, &arg_b);
+    }
+    return NULL;
+}
+
+GB_TEST(a_handler_set_while_another_thread_is_refused_comes_with_its_own_argument)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_set_oom_handler(handler_a, &arg_a);
+    atomic_store(&swapping, true);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, swap_handlers, NULL), 0);
+    gb_region *r = gb_enter();
+    gb_region_limit(r, 64 * KIB);
+    for (int i = 0; i < SWAPS; i++)
+        CHECK(gb_try_alloc_in(r, MIB) == NULL);
+    atomic_store(&swapping, false);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK_EQ(atomic_load(&heard), SWAPS);
+    CHECK_EQ(atomic_load(&mismatched), 0);
+    gb_set_oom_handler(NULL, NULL);
+    gb_leave(r);
+    gbt_check_all_given_back();
 }
