@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -246,7 +247,7 @@ typedef struct call {
 enum { MOST_CALLS = 2 * SLAB_UNITS };
 static call released[MOST_CALLS], reused[MOST_CALLS];
 static int nreleased, nreused;
-static int (*real_release)(void *p, size_t n);
+static int (*real_release)(void *p, size_t n), (*real_reuse)(void *p, size_t n);
 
 static int record_release(void *p, size_t n)
 {
@@ -259,7 +260,7 @@ static int record_reuse(void *p, size_t n)
 {
     CHECK_LT(nreused, MOST_CALLS);
     reused[nreused++] = (call){p, n};
-    return 0;
+    return real_reuse ? real_reuse(p, n) : 0;
 }
 
 static gb__cache cache; /* the cases' own, empty: the block cache is off */
@@ -275,6 +276,7 @@ static void init_slabs(void)
     o.cache_bytes = GB_CACHE_OFF;
     gb_init(&o);
     real_release = gb__os.release;
+    real_reuse = gb__os.reuse;
     gb__os.release = record_release;
     gb__os.reuse = record_reuse;
     unit = gb__os.page_size;
@@ -538,12 +540,30 @@ static void *share_slabs(void *arg)
     return NULL;
 }
 
+static atomic_int sharing;
+
+static void *share_slabs_counted(void *arg)
+{
+    share_slabs(arg);
+    atomic_fetch_sub(&sharing, 1);
+    return NULL;
+}
+
 GB_TEST(threads_share_the_slabs_under_their_lock)
 {
     init_slabs();
+    /* The real release and reuse: the records are the single-threaded
+     * cases'. */
+    gb__os.release = real_release;
+    gb__os.reuse = real_reuse;
+    atomic_store(&sharing, SHARING);
     pthread_t t[SHARING];
     for (uintptr_t i = 0; i < SHARING; i++)
-        CHECK_EQ(pthread_create(&t[i], NULL, share_slabs, (void *)(i + 1)), 0);
+        CHECK_EQ(pthread_create(&t[i], NULL, share_slabs_counted, (void *)(i + 1)), 0);
+    /* The checker walks the slabs while the threads change them: it takes
+     * their lock too. */
+    while (atomic_load(&sharing) > 0)
+        check_slabs();
     for (int i = 0; i < SHARING; i++)
         CHECK_EQ(pthread_join(t[i], NULL), 0);
     check_slabs();
