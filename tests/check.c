@@ -23,6 +23,7 @@
 #include "small.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* Weak: a runtime built without GB_CHECK has no checkers, and every case
@@ -1861,4 +1862,52 @@ GB_TEST(each_broken_slab_invariant_stops_the_slab_checker)
     gbt_expect_death(slab_after_a_full_one, "with 3 of 256 units in use, comes after a full one");
     gbt_expect_death(slabs_miscounted, "2 slabs are on the list, but gb__stat.slabs says 3");
     gbt_expect_death(slab_dirty_bytes_miscounted, "bytes of dirty units, but gb__stat.bytes_small_dirty says");
+}
+
+/* Threads take and give back slab units while this one checks the slabs
+ * again and again: the checker reads them under their lock, so it sees
+ * only whole states (and under ThreadSanitizer, a read outside the lock
+ * is a reported race). */
+enum { SLAB_SHARERS = 3, SLAB_ROUNDS = 3000 };
+static atomic_int slab_sharers;
+
+static void *take_and_give_units(void *arg)
+{
+    gb__cache own = {0};
+    gb__chunk held[8];
+    for (int i = 0; i < 8; i++)
+        CHECK(gb__small_get(&own, gb__os.page_size * (size_t)(1 + i % 3), &held[i]));
+    for (int i = 0; i < SLAB_ROUNDS; i++) {
+        int k = (i * 5 + (int)(uintptr_t)arg) % 8;
+        gb__small_put(&own, held[k]);
+        CHECK(gb__small_get(&own, gb__os.page_size * (size_t)(1 + i % 3), &held[k]));
+    }
+    for (int i = 0; i < 8; i++)
+        gb__small_put(&own, held[i]);
+    atomic_fetch_sub(&slab_sharers, 1);
+    return NULL;
+}
+
+GB_TEST(the_slab_checker_reads_the_slabs_under_their_lock_while_threads_change_them)
+{
+    SKIP_UNCHECKED();
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.small = GB_SMALL_SLAB;
+    o.cache_bytes = GB_CACHE_OFF;
+    gb_init(&o);
+    atomic_store(&slab_sharers, SLAB_SHARERS);
+    pthread_t t[SLAB_SHARERS];
+    for (uintptr_t i = 0; i < SLAB_SHARERS; i++)
+        CHECK_EQ(pthread_create(&t[i], NULL, take_and_give_units, (void *)i), 0);
+    int checks = 0;
+    while (atomic_load(&slab_sharers) > 0 || checks == 0) {
+        gb__small_check();
+        checks++;
+    }
+    for (int i = 0; i < SLAB_SHARERS; i++)
+        CHECK_EQ(pthread_join(t[i], NULL), 0);
+    gb__small_check();
+    CHECK_EQ(gbt_stats().slabs, 0);
 }

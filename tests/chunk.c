@@ -576,3 +576,40 @@ GB_TEST(eight_threads_share_one_cache_bound)
     gb_sweep();
     gbt_check_all_given_back();
 }
+
+/* A container's arena that cannot grow: neither mmap nor malloc has 2^59
+ * bytes. The stopping family stops, naming the size and each refusal:
+ * both where the arena's blocks are mappings, malloc's alone where they
+ * come from malloc. A vec of 2^56-byte elements, compacted into an arena
+ * while empty, asks for eight of them at its first push. */
+static void grow_an_arena_past_memory(gb_blocks blocks)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = blocks;
+    gb_init(&o);
+    gb_enter();
+    gb_vec *v = gb_vec_new((size_t)1 << 56);
+    gb_vec_compact(v);
+    CHECK(gb_vec_arena_bytes(v) > 0);
+    gb_vec_push(v, NULL);
+}
+
+static void grow_a_mapped_arena_past_memory(void)
+{
+    grow_an_arena_past_memory(GB_BLOCKS_MAP);
+}
+
+static void grow_a_malloced_arena_past_memory(void)
+{
+    grow_an_arena_past_memory(GB_BLOCKS_HEAP);
+}
+
+GB_TEST(an_arena_that_cannot_grow_stops_naming_each_refusal)
+{
+    gbt_expect_death(grow_a_mapped_arena_past_memory,
+                     "out of memory: no chunk of 576460752303423488 bytes (mmap: Cannot allocate memory; malloc "
+                     "failed too)");
+    gbt_expect_death(grow_a_malloced_arena_past_memory,
+                     "out of memory: malloc of 576460752303423488 bytes failed");
+}

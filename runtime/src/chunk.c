@@ -8,6 +8,7 @@
  * malloc fails too. Each call takes the cache of the thread it runs for:
  * the mapped chunks come from it and go back to it.
  */
+#include "check.h"
 #include "chunk.h"
 #include "fix/seam_mem.h"
 #include "init.h"
@@ -37,11 +38,10 @@ static bool heap_chunk(size_t n, gb__chunk *out)
 }
 
 /* A chunk of at least n bytes, as gb__chunk_get takes it; false, with
- * nothing taken and *map_errno the mapping's error (0 if none was tried),
- * when malloc refuses too. */
+ * nothing taken, when malloc refuses too. *map_errno, 0 from the caller,
+ * is set to the mapping's error when one was tried and failed. */
 static bool get(gb__cache *cache, size_t n, unsigned how, gb__chunk *out, int *map_errno)
 {
-    *map_errno = 0;
     if (!gb__fix_chunk_is_mapped(n)) {
         if (gb__fix_small_from_slab(n) && gb__small_get(cache, n, out))
             return true;
@@ -66,7 +66,7 @@ static bool get(gb__cache *cache, size_t n, unsigned how, gb__chunk *out, int *m
 gb__chunk gb__chunk_get(gb__cache *cache, size_t n)
 {
     gb__chunk c;
-    int e;
+    int e = 0;
     if (!get(cache, n, 0, &c, &e))
         out_of_memory(n, e);
     return c;
@@ -74,7 +74,7 @@ gb__chunk gb__chunk_get(gb__cache *cache, size_t n)
 
 bool gb__chunk_try_get(gb__cache *cache, size_t n, unsigned how, gb__chunk *out)
 {
-    int e;
+    int e = 0;
     return get(cache, n, how, out, &e);
 }
 
@@ -96,14 +96,11 @@ void gb__chunk_put(gb__cache *cache, gb__chunk c)
 }
 
 /* Grows c as gb__chunk_grow says; false, with c as it was, when the
- * larger chunk cannot be had. */
+ * larger chunk cannot be had (*map_errno as get sets it). */
 static bool grow(gb__cache *cache, gb__chunk c, size_t used, size_t n, bool fit, gb__chunk *out,
                  int *map_errno)
 {
-    *map_errno = 0;
-    *out = c;
-    if (n <= c.size)
-        return true;
+    GB__ASSERT(n > c.size);
     /* mremap may fail (address space or limit): copying still works. */
     if (c.src == GB__SRC_MAP && gb__cfg.growth == GB_GROW_REMAP && gb__map_remap(c, n, out))
         return true;
@@ -130,7 +127,7 @@ static bool grow(gb__cache *cache, gb__chunk c, size_t used, size_t n, bool fit,
 gb__chunk gb__chunk_grow(gb__cache *cache, gb__chunk c, size_t used, size_t n)
 {
     gb__chunk d;
-    int e;
+    int e = 0;
     if (!grow(cache, c, used, n, false, &d, &e))
         out_of_memory(n, e);
     return d;
@@ -138,6 +135,6 @@ gb__chunk gb__chunk_grow(gb__cache *cache, gb__chunk c, size_t used, size_t n)
 
 bool gb__chunk_try_grow(gb__cache *cache, gb__chunk c, size_t used, size_t n, bool fit, gb__chunk *out)
 {
-    int e;
+    int e = 0;
     return grow(cache, c, used, n, fit, out, &e);
 }

@@ -45,8 +45,10 @@ size_t gb__chunk_size_for(size_t n);
  * chunk to its slab; free for HEAP. */
 void gb__chunk_put(gb__cache *cache, gb__chunk c);
 
-/* Grows a chunk to at least n bytes keeping its first `used` bytes: mremap
- * or map-copy-unmap for MAP chunks (by gb__cfg.growth), realloc for HEAP. */
+/* Grows a chunk to at least n bytes, n larger than its size (a chunk that
+ * holds n already is not grown: its callers ask only when it does not),
+ * keeping its first `used` bytes: mremap or map-copy-unmap for MAP chunks
+ * (by gb__cfg.growth), realloc for HEAP. */
 gb__chunk gb__chunk_grow(gb__cache *cache, gb__chunk c, size_t used, size_t n);
 
 /* Like gb__chunk_grow, but false, with c as it was, when the larger chunk
