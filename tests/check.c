@@ -1888,7 +1888,7 @@ static void *take_and_give_units(void *arg)
     return NULL;
 }
 
-GB_TEST(the_slab_checker_reads_the_slabs_under_their_lock_while_threads_change_them)
+GB_TEST(threads_share_the_slabs_with_the_checker_which_reads_them_under_their_lock)
 {
     SKIP_UNCHECKED();
     gb_options o;

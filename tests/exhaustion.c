@@ -746,7 +746,7 @@ static void *swap_handlers(void *unused)
     return NULL;
 }
 
-GB_TEST(a_handler_set_while_another_thread_is_refused_comes_with_its_own_argument)
+GB_TEST(threads_share_the_handler_and_each_call_hears_its_own_argument)
 {
     init_plain(GB_CACHE_OFF);
     gb_set_oom_handler(handler_a, &arg_a);
