@@ -34,11 +34,19 @@ passed=0
 failed=0
 failed_names=()
 
+# Each stage's output is kept in build/stages/<name>.log as well, so that
+# the end of the run can show why a stage failed: a log's head may be
+# thousands of lines above the last line a CI page shows.
 stage() {
-    local name="$1"
+    local name="$1" rc
     shift
     echo "=== stage: $name"
-    if "$@"; then
+    mkdir -p "$root/build/stages"
+    set +e
+    "$@" 2>&1 | tee "$root/build/stages/$name.log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    if ((rc == 0)); then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))
@@ -141,6 +149,10 @@ for s in $stages; do
 done
 
 if ((failed)); then
+    for s in "${failed_names[@]}"; do
+        echo "=== why stage $s failed: the last lines of build/stages/$s.log"
+        tail -n 25 "$root/build/stages/$s.log"
+    done
     echo "failed stages: ${failed_names[*]}"
 fi
 echo "stages: $passed passed, $failed failed"
