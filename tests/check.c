@@ -1846,6 +1846,14 @@ static void slab_dirty_bytes_miscounted(void)
     gb__small_check();
 }
 
+/* What the fuzz target calls after every operation checks the slabs too. */
+static void slabs_miscounted_seen_by_the_current_check(void)
+{
+    two_slabs();
+    GB__ADD(slabs, 1);
+    gb__check_current();
+}
+
 GB_TEST(each_broken_slab_invariant_stops_the_slab_checker)
 {
     SKIP_UNCHECKED();
@@ -1861,6 +1869,7 @@ GB_TEST(each_broken_slab_invariant_stops_the_slab_checker)
     gbt_expect_death(slab_smaller_than_its_units, "is smaller than its 256 units");
     gbt_expect_death(slab_after_a_full_one, "with 3 of 256 units in use, comes after a full one");
     gbt_expect_death(slabs_miscounted, "2 slabs are on the list, but gb__stat.slabs says 3");
+    gbt_expect_death(slabs_miscounted_seen_by_the_current_check, "2 slabs are on the list, but gb__stat.slabs says 3");
     gbt_expect_death(slab_dirty_bytes_miscounted, "bytes of dirty units, but gb__stat.bytes_small_dirty says");
 }
 
