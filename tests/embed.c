@@ -5,6 +5,7 @@
  */
 #include "common.h"
 #include "region.h"
+#include "scenarios.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -456,6 +457,34 @@ GB_TEST(reset_of_a_pinned_region_retires_its_contents)
     CHECK_EQ(gbt_stats().regions_retired, 0);
     gb_coro_free(c);
     gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+/* A region left while a suspended coroutine points into it is retired,
+ * and waits for the coroutine; the blocks a reset kept in it hold nothing
+ * and go back at the leave, not with the retired region. */
+GB_TEST(blocks_a_reset_kept_go_back_when_their_region_is_left_retired)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.cache_bytes = GB_CACHE_OFF;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    fill(4 << 20);
+    gb_region_reset(r, 16 << 20);
+    unsigned char *p = gb_alloc(1000); /* one kept block taken back */
+    memset(p, 0x77, 1000);
+    size_t kept = gbt_stats().bytes_kept;
+    CHECK(kept > 0);
+    gb_coro *c = gb_coro_new(gbs_hold_once, p, 0);
+    gb_coro_resume(c);
+    gb_leave(r);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.regions_retired, 1);
+    CHECK_EQ(s.bytes_kept, 0);
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
     gb_sweep();
     gbt_check_all_given_back();
 }

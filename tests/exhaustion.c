@@ -500,8 +500,9 @@ GB_TEST(only_a_handler_that_asks_for_it_makes_a_request_try_again)
 }
 
 /* A solo block's growth refused for the limit, then (the limit lifted)
- * by the index, which cannot make room for 2^60 bytes: the handler hears
- * each reason as it is, the second not the first's left over. */
+ * by the index, which cannot make room for 2^60 bytes, and by the OS,
+ * which has no 1 TiB: the handler hears each reason as it is, never the
+ * one before's left over. */
 GB_TEST(the_handler_hears_why_a_solo_growth_was_refused)
 {
     init_plain(GB_CACHE_OFF);
@@ -517,6 +518,16 @@ GB_TEST(the_handler_hears_why_a_solo_growth_was_refused)
     gb_region_limit(r, 0);
     CHECK(gb_try_realloc_in(r, p, 2 * MIB, HUGE_REQUEST) == NULL);
     CHECK_EQ(handler_calls, calls + 2);
+    CHECK_EQ(handler_why, GB_OOM_SYSTEM);
+    /* Refused for the limit again, then by the OS itself: the index
+     * makes room for 1 TiB (a table of 128 MiB), no mapping or malloc
+     * holds it. */
+    gb_region_limit(r, 4 * MIB);
+    CHECK(gb_try_realloc_in(r, p, 2 * MIB, 5 * MIB) == NULL);
+    CHECK_EQ(handler_why, GB_OOM_LIMIT);
+    gb_region_limit(r, 0);
+    CHECK(gb_try_realloc_in(r, p, 2 * MIB, (size_t)1 << 40) == NULL);
+    CHECK_EQ(handler_calls, calls + 4);
     CHECK_EQ(handler_why, GB_OOM_SYSTEM);
     gb_set_oom_handler(NULL, NULL);
     gb_leave(r);

@@ -81,6 +81,29 @@ GB_TEST(blocks_grow_geometrically_up_to_the_cap)
     gbt_check_all_given_back();
 }
 
+/* A cap that is not a power of two times the first block: the doubling
+ * that would pass it stops at it. Blocks from malloc, so that a block's
+ * size is what the region asked for, not a size class. */
+GB_TEST(a_block_that_doubling_would_take_past_the_cap_stops_at_it)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_HEAP;
+    o.first_block = 4096;
+    o.block_cap = 3 * 1024 * 1024;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    gb_alloc(100);
+    size_t first = gb_region_bytes(r);
+    CHECK_EQ(first, 4096);
+    /* 2 MiB does not fit a block of 2 MiB with its header: the next size
+     * is 4 MiB, over the cap, so the block is the cap's 3 MiB. */
+    gb_alloc(2 * 1024 * 1024);
+    CHECK_EQ(gb_region_bytes(r) - first, 3 * 1024 * 1024);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
 GB_TEST(an_allocation_over_the_cap_gets_its_own_block)
 {
     gb_options o;
