@@ -489,6 +489,31 @@ GB_TEST(blocks_a_reset_kept_go_back_when_their_region_is_left_retired)
     gbt_check_all_given_back();
 }
 
+/* A block kept from one allocation over the block cap (a solo block),
+ * taken back for small ones: it is a chained block now, where the last
+ * allocation grows in place after the others, not a solo block's one
+ * allocation at its start. */
+GB_TEST(a_kept_solo_block_taken_back_for_small_allocations_chains_them)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.block_cap = 1 << 20;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    gb_alloc(3 << 20);
+    gb_region_reset(r, 16 << 20);
+    CHECK_EQ(gbt_stats().bytes_kept, gb_region_bytes(r));
+    char *p = gb_alloc(100), *q = gb_alloc(100);
+    CHECK_EQ(gbt_stats().bytes_kept, 0); /* the kept block is in use again */
+    CHECK(q == p + 112);
+    memset(q, 0x3c, 100);
+    char *q2 = gb_realloc(q, 100, 200);
+    CHECK(q2 == q);
+    CHECK_EQ(q2[99], 0x3c);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
 GB_TEST(reset_closes_the_containers_it_holds)
 {
     gb_region *r = gb_enter();
