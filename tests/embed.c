@@ -514,6 +514,26 @@ GB_TEST(a_kept_solo_block_taken_back_for_small_allocations_chains_them)
     gbt_check_all_given_back();
 }
 
+/* A reset that keeps nothing starts the region over: its next block is
+ * the first block's size again, not the size its growth had reached. */
+GB_TEST(a_region_reset_to_nothing_grows_again_from_the_first_block)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_HEAP; /* blocks of the sizes asked, not classes */
+    o.first_block = 4096;
+    o.block_cap = 1 << 20;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    fill(4 << 20);
+    gb_region_reset(r, 0);
+    CHECK_EQ(gb_region_bytes(r), 0);
+    gb_alloc(100);
+    CHECK_EQ(gb_region_bytes(r), 4096);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
 GB_TEST(reset_closes_the_containers_it_holds)
 {
     gb_region *r = gb_enter();

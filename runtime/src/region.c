@@ -547,8 +547,10 @@ void gb__region_free(gb_region *r)
 {
     GB__ASSERT(!r->stack && !gb__list_linked(&r->rlink) && !gb__list_linked(&r->wlink));
     gb__region_close_arenas(r);
+    /* The leave that came before gave the kept blocks back (a region
+     * holding contents a reset retired never had any). */
+    GB__ASSERT(!r->kept && r->nkept == 0 && r->kept_bytes == 0);
     put_blocks(r->home, r->blocks);
-    kept_trim(r, 0);
     GB__SUB(blocks_live, r->nblocks);
 }
 
