@@ -171,6 +171,58 @@ GB_TEST(vec_pop_on_empty_stops)
     gbt_expect_death(vec_pop_empty, "gb_vec_pop: the vec is empty");
 }
 
+/* A container whose region was left while a suspended coroutine held it:
+ * the region is retired, the coroutine may still read the container, but
+ * growing it would take memory for a region that is gone. */
+static void push_after_the_leave(void *arg)
+{
+    gb_vec *v = arg;
+    gb_coro_yield(); /* the thread leaves the region */
+    for (int i = 0; i < 1000; i++)
+        gb_vec_push(v, &i);
+}
+
+static void put_after_the_leave(void *arg)
+{
+    gb_map *m = arg;
+    gb_coro_yield();
+    for (uint64_t k = 0; k < 1000; k++)
+        gb_map_put(m, k, k);
+}
+
+static void grow_after_the_leave(void (*body)(void *), void *container)
+{
+    gb_coro *c = gb_coro_new(body, container, 0);
+    CHECK(gb_coro_resume(c));
+    gb_leave(gb_current());
+    CHECK_EQ(gbt_stats().regions_retired, 1);
+    gb_coro_resume(c);
+}
+
+static void vec_of_a_left_region(void)
+{
+    gb_enter();
+    gb_vec *v = gb_vec_new(sizeof(int));
+    gb_vec_push(v, &(int){1});
+    grow_after_the_leave(push_after_the_leave, v);
+}
+
+static void map_of_a_left_region(void)
+{
+    gb_enter();
+    gb_map *m = gb_map_new();
+    gb_map_put(m, 1, 1);
+    grow_after_the_leave(put_after_the_leave, m);
+}
+
+GB_TEST(a_container_of_a_left_region_stops_when_it_would_grow)
+{
+    gbt_expect_death(vec_of_a_left_region,
+                     "gb_vec_push: the container's region was left; a container cannot grow after that");
+    gbt_expect_death(map_of_a_left_region,
+                     "gb_map_put: the container's region was left; a container cannot grow after that");
+}
+
 static void container_outside(void)
 {
     gb_map_new();
