@@ -45,6 +45,7 @@ GB_TEST(vec_growth_garbage_triggers_compaction)
     CHECK_EQ(gbt_stats().compactions, 1);
     CHECK_EQ(gbt_stats().arenas_live, 1);
     size_t garbage = gb_vec_garbage_bytes(v);
+    CHECK_EQ(garbage, 131008); /* the storage of 8, 16, ..., 8,192 elements */
     /* Growth after compaction happens in the arena: no more garbage. */
     for (int i = 0; i < 1000000; i++, x++)
         gb_vec_push(v, &x);
