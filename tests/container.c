@@ -130,6 +130,32 @@ GB_TEST(map_compaction_binds_the_arena_to_the_holder_region)
     CHECK_EQ(gbt_stats().bytes_heap, 0);
 }
 
+/* A map grown in its region leaves each table behind, 17 bytes a slot
+ * (a key, a value and a control byte): 17 * (8 + 16 + ... + 1,024) =
+ * 34,680 bytes when it takes 2,048 slots, under the 64 KiB compaction
+ * waits for, and 69,496 when it takes 4,096, past it and past half the
+ * new table: that growth compacts the map into an arena of its own. */
+GB_TEST(map_growth_garbage_compacts_it_at_the_growth_that_passes_64_kib)
+{
+    gb_region *r = gb_enter();
+    gb_map *m = gb_map_new();
+    uint64_t k = 0;
+    while (gb_map_arena_bytes(m) == 0) {
+        gb_map_put(m, k, k + 1);
+        k++;
+        CHECK(k < 1000000);
+    }
+    CHECK_EQ(gb_map_garbage_bytes(m), 69496);
+    CHECK_EQ(gbt_stats().compactions, 1);
+    CHECK(k > 1024 && k <= 2048); /* more than half of 2,048 slots full */
+    for (uint64_t i = 0; i < k; i++) {
+        uint64_t v;
+        CHECK(gb_map_get(m, i, &v) && v == i + 1);
+    }
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().arenas_live, 0);
+}
+
 GB_TEST(many_compacted_maps_leave_with_their_region)
 {
     gb_region *r = gb_enter();
