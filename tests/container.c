@@ -156,6 +156,49 @@ GB_TEST(map_growth_garbage_compacts_it_at_the_growth_that_passes_64_kib)
     CHECK_EQ(gbt_stats().arenas_live, 0);
 }
 
+/* A key deleted and put again takes the slot its deletion left (the
+ * first tombstone on its probe path): a map that only does that never
+ * grows, and leaves no table behind. */
+GB_TEST(a_map_key_deleted_and_put_again_takes_its_old_slot)
+{
+    gb_region *r = gb_enter();
+    gb_map *m = gb_map_new();
+    gb_map_put(m, 42, 1);
+    for (uint64_t i = 0; i < 1000; i++) {
+        CHECK(gb_map_del(m, 42));
+        gb_map_put(m, 42, i);
+    }
+    CHECK_EQ(gb_map_len(m), 1);
+    CHECK_EQ(gb_map_garbage_bytes(m), 0);
+    gb_leave(r);
+}
+
+/* Churn: each step puts a new key and deletes the one put 50 steps
+ * before, so at most 51 are live and tombstones pile up. A rehash clears
+ * them; with 128 slots the next one comes when live keys and tombstones
+ * reach 96, which takes at least 45 steps (a step adds one tombstone at
+ * most), and each leaves 2,176 bytes behind (17 a slot): the 64 KiB that
+ * compaction waits for takes more than 30 rehashes, 1,350 steps. */
+GB_TEST(map_churn_rehashes_no_more_often_than_its_tombstones_require)
+{
+    gb_region *r = gb_enter();
+    gb_map *m = gb_map_new();
+    for (uint64_t k = 0; k < 1350; k++) {
+        gb_map_put(m, k, k);
+        if (k >= 50)
+            CHECK(gb_map_del(m, k - 50));
+    }
+    CHECK_EQ(gb_map_len(m), 50);
+    CHECK_EQ(gbt_stats().compactions, 0);
+    CHECK(gb_map_garbage_bytes(m) < 64 * 1024);
+    for (uint64_t k = 1300; k < 1350; k++) {
+        uint64_t v;
+        CHECK(gb_map_get(m, k, &v) && v == k);
+    }
+    CHECK(!gb_map_get(m, 1299, NULL));
+    gb_leave(r);
+}
+
 GB_TEST(many_compacted_maps_leave_with_their_region)
 {
     gb_region *r = gb_enter();
