@@ -58,6 +58,28 @@ GB_TEST(vec_growth_garbage_triggers_compaction)
     CHECK_EQ(gbt_stats().bytes_heap, 0);
 }
 
+/* Garbage of exactly 64 KiB is enough: a vec of 8 KiB elements leaves
+ * its storage of 8 behind when it grows to 16, 65,536 bytes, half its
+ * new storage (128 KiB) and no less than compaction waits for. */
+GB_TEST(vec_garbage_of_exactly_64_kib_compacts)
+{
+    gb_region *r = gb_enter();
+    enum { ELEM = 8192 };
+    gb_vec *v = gb_vec_new(ELEM);
+    static char e[ELEM];
+    for (int i = 0; i < 8; i++) {
+        gb_vec_push(v, e);
+        gb_alloc(8); /* the vec cannot grow in place */
+    }
+    CHECK_EQ(gb_vec_arena_bytes(v), 0);
+    CHECK_EQ(gbt_stats().compactions, 0);
+    gb_vec_push(v, e);
+    CHECK_EQ(gb_vec_garbage_bytes(v), 8 * ELEM);
+    CHECK_EQ(gbt_stats().compactions, 1);
+    CHECK(gb_vec_arena_bytes(v) >= 16 * ELEM);
+    gb_leave(r);
+}
+
 GB_TEST(vec_compact_on_request)
 {
     gb_region *r = gb_enter();
