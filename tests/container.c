@@ -221,6 +221,42 @@ GB_TEST(map_churn_rehashes_no_more_often_than_its_tombstones_require)
     gb_leave(r);
 }
 
+/* A map grows when a put would fill more than three quarters of its
+ * slots: its first table of 8 takes 6 keys, and the 7th moves it to 16,
+ * leaving the 8 slots (17 bytes each) behind. */
+GB_TEST(a_map_grows_past_three_quarters_full_and_not_before)
+{
+    gb_region *r = gb_enter();
+    gb_map *m = gb_map_new();
+    for (uint64_t k = 0; k < 6; k++)
+        gb_map_put(m, k, k);
+    CHECK_EQ(gb_map_garbage_bytes(m), 0);
+    gb_map_put(m, 6, 6);
+    CHECK_EQ(gb_map_garbage_bytes(m), 17 * 8);
+    gb_leave(r);
+}
+
+/* Compacted, a map takes the smallest power of two of slots that holds
+ * its keys at most half full: 64 keys in 128 slots, 65 in 256. Blocks
+ * from malloc, so that an arena is the size asked. */
+GB_TEST(a_compacted_map_takes_the_fewest_slots_that_hold_it_half_full)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_HEAP;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    gb_map *m = gb_map_new();
+    for (uint64_t k = 0; k < 64; k++)
+        gb_map_put(m, k, k);
+    gb_map_compact(m);
+    CHECK_EQ(gb_map_arena_bytes(m), 17 * 128);
+    gb_map_put(m, 64, 64);
+    gb_map_compact(m);
+    CHECK_EQ(gb_map_arena_bytes(m), 17 * 256);
+    gb_leave(r);
+}
+
 GB_TEST(many_compacted_maps_leave_with_their_region)
 {
     gb_region *r = gb_enter();
