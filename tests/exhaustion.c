@@ -776,3 +776,45 @@ GB_TEST(threads_share_the_handler_and_each_call_hears_its_own_argument)
     gb_leave(r);
     gbt_check_all_given_back();
 }
+
+/* A block that fills exactly what the limit leaves is taken whole, not
+ * stepped down: blocks from malloc (sizes as asked), a first block of
+ * 4 KiB, the next of 8 KiB, and a limit of 12 KiB. */
+GB_TEST(a_block_that_fills_exactly_what_the_limit_leaves_is_taken_whole)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_HEAP;
+    o.first_block = 4096;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    gb_region_limit(r, 12 * KIB);
+    gb_alloc(100);
+    CHECK_EQ(gb_region_bytes(r), 4 * KIB);
+    CHECK(gb_try_alloc(4000) != NULL); /* past the first block */
+    CHECK_EQ(gb_region_bytes(r), 12 * KIB);
+    CHECK_EQ(gbt_stats().step_downs, 0);
+    CHECK(gb_try_alloc(8000) == NULL); /* nothing left */
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
+/* A request that the limit leaves exactly room for, refused by the OS
+ * (no 2^59 bytes anywhere): the handler hears the system's refusal, not
+ * the limit's. */
+GB_TEST(a_request_the_limit_has_exact_room_for_refused_by_the_os_is_the_systems)
+{
+    init_plain(GB_CACHE_OFF);
+    gb_set_oom_handler(record, NULL);
+    gb_region *r = gb_enter();
+    gb_alloc(100);
+    size_t a = (size_t)1 << 59;
+    gb_region_limit(r, gb_region_bytes(r) + a + GB__BLOCK_HDR);
+    int calls = handler_calls;
+    CHECK(gb_try_alloc(a) == NULL);
+    CHECK_EQ(handler_calls, calls + 1);
+    CHECK_EQ(handler_why, GB_OOM_SYSTEM);
+    gb_set_oom_handler(NULL, NULL);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
