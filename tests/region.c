@@ -104,6 +104,22 @@ GB_TEST(a_block_that_doubling_would_take_past_the_cap_stops_at_it)
     gbt_check_all_given_back();
 }
 
+/* An allocation that fills a block to its last byte (the block's size
+ * less its header) takes a block of that size, not the next one. */
+GB_TEST(an_allocation_that_fills_the_next_block_exactly_takes_that_block)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_HEAP;
+    o.first_block = 4096;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    gb_alloc(4096 - GB__BLOCK_HDR);
+    CHECK_EQ(gb_region_bytes(r), 4096);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
 GB_TEST(an_allocation_over_the_cap_gets_its_own_block)
 {
     gb_options o;
