@@ -152,6 +152,29 @@ GB_TEST(realloc_of_the_last_allocation_grows_in_place)
     gb_leave(r);
 }
 
+/* The last allocation grown to its block's last byte stays where it is;
+ * an earlier one "grown" to its own size is not copied either. */
+GB_TEST(realloc_to_the_blocks_end_or_to_the_same_size_stays_in_place)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_HEAP;
+    o.first_block = 4096;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(100);
+    memset(p, 7, 100);
+    CHECK(gb_realloc(p, 100, 4096 - GB__BLOCK_HDR) == p);
+    CHECK_EQ(gb_region_bytes(r), 4096);
+    CHECK_EQ(p[99], 7);
+    char *q = gb_alloc(100); /* a new block: p is no longer the last */
+    CHECK(gb_realloc(p, 100, 100) == p);
+    CHECK(gb_realloc(p, 100, 50) == p);
+    (void)q;
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
 GB_TEST(realloc_of_an_earlier_allocation_copies)
 {
     gb_region *r = gb_enter();
