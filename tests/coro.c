@@ -1193,3 +1193,47 @@ GB_TEST(a_running_coroutine_that_points_nowhere_into_a_retired_region_does_not_k
     CHECK_EQ(k.retired_after, 0);
     check_all_given_back();
 }
+
+/* A running coroutine whose only pointer into a retired region is to the
+ * first element of a compacted vec, the very first byte of the vec's
+ * arena: the region stays while it runs, and the element reads back. */
+typedef struct first_element_case {
+    gb_coro *pinner;
+    uintptr_t enc; /* the element's address, encoded */
+    size_t retired_after;
+    int read_back;
+} first_element_case;
+
+static void free_the_pinner_holding_the_first_element(void *arg)
+{
+    first_element_case *k = arg;
+    int *volatile first = (int *)(k->enc ^ WIT_KEY);
+    gb_coro_free(k->pinner); /* the region is tried now */
+    k->retired_after = gbt_stats().regions_retired;
+    witness_clobber();
+    k->read_back = *first;
+}
+
+GB_TEST(a_running_coroutine_holding_the_first_byte_of_an_arena_keeps_its_region)
+{
+    witness_init(0);
+    first_element_case k = {0};
+    gb_region *r = gb_enter();
+    gb_vec *v = gb_vec_new(sizeof(int));
+    for (int i = 0; i < 1000; i++)
+        gb_vec_push(v, &(int){i + 4242});
+    gb_vec_compact(v);
+    CHECK(gb_vec_arena_bytes(v) > 0);
+    k.enc = (uintptr_t)gb_vec_at(v, 0) ^ WIT_KEY;
+    k.pinner = gb_coro_new(gbs_hold_once, gb_alloc(64), 0);
+    CHECK(gb_coro_resume(k.pinner));
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().regions_retired, 1);
+    gb_coro *c = gb_coro_new(free_the_pinner_holding_the_first_element, &k, 0);
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
+    CHECK_EQ(k.retired_after, 1);
+    CHECK_EQ(k.read_back, 4242);
+    CHECK_EQ(gbt_stats().regions_retired, 0); /* gone when it finished */
+    check_all_given_back();
+}
