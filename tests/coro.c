@@ -1151,49 +1151,6 @@ GB_TEST(a_witness_that_lets_go_of_its_region_lets_the_next_sweep_free_it)
     check_all_given_back();
 }
 
-/* The converse of the case above: a coroutine that never saw the region
- * runs and frees the region's only pinner. Its live stack is read as any
- * running witness's would be, holds nothing that points into the region,
- * and the region goes at once, while it runs: a live stack pins only what
- * it points into (its other words, pointers to the stack, the heap or the
- * program, are below or above every block of the region). */
-typedef struct unrelated_case {
-    gb_coro *pinner;
-    size_t retired_before, retired_after;
-} unrelated_case;
-
-static void free_the_pinner(void *arg)
-{
-    unrelated_case *k = arg;
-    k->retired_before = gbt_stats().regions_retired;
-    gb_coro_free(k->pinner); /* the region it pinned is tried now */
-    k->retired_after = gbt_stats().regions_retired;
-}
-
-GB_TEST(a_running_coroutine_that_points_nowhere_into_a_retired_region_does_not_keep_it)
-{
-    witness_init(0);
-    unrelated_case k = {0};
-    gb_region *r = gb_enter();
-    void *p = gb_alloc(WIT_BLOCK);
-    for (int b = 1; b < WIT_BLOCKS; b++)
-        memset(gb_alloc(WIT_BLOCK), 0x11, WIT_BLOCK);
-    gb_vec *v = gb_vec_new(sizeof(int)); /* and an arena of its own */
-    for (int i = 0; i < 1000; i++)
-        gb_vec_push(v, &i);
-    gb_vec_compact(v);
-    k.pinner = gb_coro_new(gbs_hold_once, p, 0);
-    CHECK(gb_coro_resume(k.pinner));
-    gb_leave(r);
-    CHECK_EQ(gbt_stats().regions_retired, 1);
-    gb_coro *c = gb_coro_new(free_the_pinner, &k, 0);
-    CHECK(!gb_coro_resume(c));
-    gb_coro_free(c);
-    CHECK_EQ(k.retired_before, 1);
-    CHECK_EQ(k.retired_after, 0);
-    check_all_given_back();
-}
-
 /* A running coroutine whose only pointer into a retired region is to the
  * first element of a compacted vec, the very first byte of the vec's
  * arena: the region stays while it runs, and the element reads back. */
