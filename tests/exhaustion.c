@@ -818,3 +818,25 @@ GB_TEST(a_request_the_limit_has_exact_room_for_refused_by_the_os_is_the_systems)
     gb_leave(r);
     gbt_check_all_given_back();
 }
+
+/* A solo block grown to exactly what its region's limit leaves: allowed,
+ * the region then at its limit to the byte (blocks from malloc, so that a
+ * block is the size asked). */
+GB_TEST(a_solo_block_grown_to_exactly_the_limit_is_allowed)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_HEAP;
+    o.block_cap = MIB;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    char *p = gb_alloc(2 * MIB); /* past the cap: a solo block */
+    size_t held = gb_region_bytes(r);
+    gb_region_limit(r, held + MIB);
+    char *q = gb_try_realloc(p, 2 * MIB, 3 * MIB);
+    CHECK(q != NULL);
+    CHECK_EQ(gb_region_bytes(r), held + MIB);
+    CHECK(gb_try_realloc(q, 3 * MIB, 3 * MIB + 16) == NULL);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
