@@ -270,6 +270,22 @@ GB_TEST(a_compacted_map_takes_the_fewest_slots_that_hold_it_half_full)
     gb_leave(r);
 }
 
+/* A key not in the map: false, and the value asked for is left as it
+ * was. */
+GB_TEST(a_map_get_of_a_missing_key_leaves_the_value_alone)
+{
+    gb_region *r = gb_enter();
+    gb_map *m = gb_map_new();
+    for (uint64_t k = 0; k < 5; k++)
+        gb_map_put(m, k * 1000, k + 7);
+    uint64_t v = 0x5555;
+    CHECK(!gb_map_get(m, 1, &v));
+    CHECK_EQ(v, 0x5555);
+    CHECK(gb_map_get(m, 4000, &v));
+    CHECK_EQ(v, 11);
+    gb_leave(r);
+}
+
 GB_TEST(many_compacted_maps_leave_with_their_region)
 {
     gb_region *r = gb_enter();

@@ -120,6 +120,28 @@ GB_TEST(an_allocation_that_fills_the_next_block_exactly_takes_that_block)
     gbt_check_all_given_back();
 }
 
+/* An allocation of exactly the cap's payload (block_cap less the
+ * header) is a chained block's, the region's current one: the next small
+ * allocation goes after it, in a block of its own, not back into the
+ * block before (as it would behind a solo block). */
+GB_TEST(an_allocation_of_exactly_the_caps_payload_is_chained)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_HEAP;
+    o.first_block = 4096;
+    o.block_cap = 64 * 1024;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    gb_alloc(100);
+    gb_alloc(64 * 1024 - GB__BLOCK_HDR);
+    CHECK_EQ(gb_region_bytes(r), 4096 + 64 * 1024);
+    gb_alloc(100);
+    CHECK(gb_region_bytes(r) > 4096 + 64 * 1024);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
 GB_TEST(an_allocation_over_the_cap_gets_its_own_block)
 {
     gb_options o;
