@@ -284,13 +284,20 @@ static void init_slabs(void)
 }
 
 /* Weak: only a runtime built with GB_CHECK has the slab checker (the
- * Debug builds); without it, the cases judge by what they see alone. */
+ * Debug builds); without it, the cases judge by what they see alone. A
+ * Mach-O program cannot be linked with an undefined weak symbol, so on
+ * macOS they always do. */
+#if defined(__APPLE__)
+static void (*const slab_checker)(void) = NULL;
+#else
 void gb__small_check(void) __attribute__((weak));
+static void (*const slab_checker)(void) = gb__small_check;
+#endif
 
 static void check_slabs(void)
 {
-    if (gb__small_check)
-        gb__small_check();
+    if (slab_checker)
+        slab_checker();
 }
 
 static gb__chunk get(size_t units)
