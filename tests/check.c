@@ -1728,12 +1728,7 @@ static gb__chunk slab_units[GB__SLAB_UNITS + 4];
 
 static gb__slab *two_slabs(void)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_MAP;
-    o.small = GB_SMALL_SLAB;
-    o.cache_bytes = GB_CACHE_OFF;
-    gb_init(&o);
+    gbt_init_slabs();
     gb__cache *cache = &self()->mem.cache;
     for (int i = 0; i < GB__SLAB_UNITS + 4; i++)
         CHECK(gb__small_get(cache, gb__os.page_size, &slab_units[i]));
@@ -1900,12 +1895,7 @@ static void *take_and_give_units(void *arg)
 GB_TEST(threads_share_the_slabs_with_the_checker_which_reads_them_under_their_lock)
 {
     SKIP_UNCHECKED();
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_MAP;
-    o.small = GB_SMALL_SLAB;
-    o.cache_bytes = GB_CACHE_OFF;
-    gb_init(&o);
+    gbt_init_slabs();
     atomic_store(&slab_sharers, SLAB_SHARERS);
     pthread_t t[SLAB_SHARERS];
     for (uintptr_t i = 0; i < SLAB_SHARERS; i++)

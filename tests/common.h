@@ -46,6 +46,33 @@ static inline size_t gbt_held(const gb_resident *r)
     return r->footprint ? r->footprint : r->rss;
 }
 
+/* The runtime with every block from malloc, so that a block (and an
+ * arena) is the size a region asked for, not a mapping's size class:
+ * the tests that count a region's bytes to the byte. first_block and
+ * block_cap as given, 0 for the default. */
+static inline void gbt_init_heap_blocks(size_t first_block, size_t block_cap)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_HEAP;
+    o.first_block = first_block;
+    o.block_cap = block_cap;
+    gb_init(&o);
+}
+
+/* The runtime with chunks under a mapping's worth from its slabs, and no
+ * block cache, so that a slab given back whole is unmapped at once: the
+ * tests of the slabs and of their checker. */
+static inline void gbt_init_slabs(void)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.small = GB_SMALL_SLAB;
+    o.cache_bytes = GB_CACHE_OFF;
+    gb_init(&o);
+}
+
 static inline void gbt_check_all_given_back(void)
 {
     gb_stats s = gbt_stats();

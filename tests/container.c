@@ -254,10 +254,7 @@ GB_TEST(a_map_grows_past_three_quarters_full_and_not_before)
  * from malloc, so that an arena is the size asked. */
 GB_TEST(a_compacted_map_takes_the_fewest_slots_that_hold_it_half_full)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_HEAP;
-    gb_init(&o);
+    gbt_init_heap_blocks(0, 0);
     gb_region *r = gb_enter();
     gb_map *m = gb_map_new();
     for (uint64_t k = 0; k < 64; k++)

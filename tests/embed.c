@@ -518,12 +518,7 @@ GB_TEST(a_kept_solo_block_taken_back_for_small_allocations_chains_them)
  * the first block's size again, not the size its growth had reached. */
 GB_TEST(a_region_reset_to_nothing_grows_again_from_the_first_block)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_HEAP; /* blocks of the sizes asked, not classes */
-    o.first_block = 4096;
-    o.block_cap = 1 << 20;
-    gb_init(&o);
+    gbt_init_heap_blocks(4096, 1 << 20);
     gb_region *r = gb_enter();
     fill(4 << 20);
     gb_region_reset(r, 0);

@@ -782,11 +782,7 @@ GB_TEST(threads_share_the_handler_and_each_call_hears_its_own_argument)
  * 4 KiB, the next of 8 KiB, and a limit of 12 KiB. */
 GB_TEST(a_block_that_fills_exactly_what_the_limit_leaves_is_taken_whole)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_HEAP;
-    o.first_block = 4096;
-    gb_init(&o);
+    gbt_init_heap_blocks(4096, 0);
     gb_region *r = gb_enter();
     gb_region_limit(r, 12 * KIB);
     gb_alloc(100);
@@ -824,11 +820,7 @@ GB_TEST(a_request_the_limit_has_exact_room_for_refused_by_the_os_is_the_systems)
  * block is the size asked). */
 GB_TEST(a_solo_block_grown_to_exactly_the_limit_is_allowed)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_HEAP;
-    o.block_cap = MIB;
-    gb_init(&o);
+    gbt_init_heap_blocks(0, MIB);
     gb_region *r = gb_enter();
     char *p = gb_alloc(2 * MIB); /* past the cap: a solo block */
     size_t held = gb_region_bytes(r);

@@ -86,12 +86,7 @@ GB_TEST(blocks_grow_geometrically_up_to_the_cap)
  * size is what the region asked for, not a size class. */
 GB_TEST(a_block_that_doubling_would_take_past_the_cap_stops_at_it)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_HEAP;
-    o.first_block = 4096;
-    o.block_cap = 3 * 1024 * 1024;
-    gb_init(&o);
+    gbt_init_heap_blocks(4096, 3 * 1024 * 1024);
     gb_region *r = gb_enter();
     gb_alloc(100);
     size_t first = gb_region_bytes(r);
@@ -108,11 +103,7 @@ GB_TEST(a_block_that_doubling_would_take_past_the_cap_stops_at_it)
  * less its header) takes a block of that size, not the next one. */
 GB_TEST(an_allocation_that_fills_the_next_block_exactly_takes_that_block)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_HEAP;
-    o.first_block = 4096;
-    gb_init(&o);
+    gbt_init_heap_blocks(4096, 0);
     gb_region *r = gb_enter();
     gb_alloc(4096 - GB__BLOCK_HDR);
     CHECK_EQ(gb_region_bytes(r), 4096);
@@ -126,12 +117,7 @@ GB_TEST(an_allocation_that_fills_the_next_block_exactly_takes_that_block)
  * block before (as it would behind a solo block). */
 GB_TEST(an_allocation_of_exactly_the_caps_payload_is_chained)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_HEAP;
-    o.first_block = 4096;
-    o.block_cap = 64 * 1024;
-    gb_init(&o);
+    gbt_init_heap_blocks(4096, 64 * 1024);
     gb_region *r = gb_enter();
     gb_alloc(100);
     gb_alloc(64 * 1024 - GB__BLOCK_HDR);
@@ -178,11 +164,7 @@ GB_TEST(realloc_of_the_last_allocation_grows_in_place)
  * an earlier one "grown" to its own size is not copied either. */
 GB_TEST(realloc_to_the_blocks_end_or_to_the_same_size_stays_in_place)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_HEAP;
-    o.first_block = 4096;
-    gb_init(&o);
+    gbt_init_heap_blocks(4096, 0);
     gb_region *r = gb_enter();
     char *p = gb_alloc(100);
     memset(p, 7, 100);

@@ -151,12 +151,7 @@ enum { DIRTY_SLABS = 32, SLAB_UNITS = GB__SLAB_UNITS };
 
 GB_TEST(slabs_kept_in_use_hold_only_live_pages_and_a_batch_each)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_MAP;
-    o.small = GB_SMALL_SLAB;
-    o.cache_bytes = GB_CACHE_OFF;
-    gb_init(&o);
+    gbt_init_slabs();
     /* A unit is the runtime's page, which a simulated OS layer may make
      * larger than the machine's. */
     const size_t page = gb__os.page_size;
@@ -269,12 +264,7 @@ static size_t batch;    /* units emptied together: RELEASE_BATCH's worth, at lea
 
 static void init_slabs(void)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_MAP;
-    o.small = GB_SMALL_SLAB;
-    o.cache_bytes = GB_CACHE_OFF;
-    gb_init(&o);
+    gbt_init_slabs();
     real_release = gb__os.release;
     real_reuse = gb__os.reuse;
     gb__os.release = record_release;
