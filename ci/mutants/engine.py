@@ -305,6 +305,8 @@ def run(args, cfg, root, out, mutants, files, arguments, jobs, t0, stop, workers
                 return
             last = m.path
             w.try_mutant(m, m.extra["tests"], stop)
+            if m.verdict in (KILLED, TIMEOUT) and report.argument_for(arguments, m):
+                w.confirm(m, out, stop)
             with lock:
                 done[0] += 1
                 if m.verdict == SURVIVED and not report.argument_for(arguments, m):
@@ -357,12 +359,16 @@ def argue(cfg, out, mutant_id, why):
 
 
 def finish(args, cfg, out, mutants, arguments, tried, elapsed, changed_scope):
-    wrong, stale = [], []
+    wrong, stale, flaky = [], [], []
     for m in mutants:
         arg = report.argument_for(arguments, m)
         if not arg:
             continue
         if m.verdict in (SURVIVED, UNCOVERED):
+            m.verdict, m.why = EQUIVALENT, arg.why
+        elif m.verdict in (KILLED, TIMEOUT) and m.extra.get("flaky"):
+            # The argument stands: its kill did not repeat.
+            flaky.append((arg, m, m.test))
             m.verdict, m.why = EQUIVALENT, arg.why
         elif m.verdict in (KILLED, TIMEOUT):
             wrong.append((arg, m))
@@ -382,6 +388,12 @@ def finish(args, cfg, out, mutants, arguments, tried, elapsed, changed_scope):
     for arg, m in wrong:
         notes.append("mutants/equivalent.tsv:%d argues a mutant equivalent that %s kills: %s:%d [%s] %s"
                      % (arg.lineno, m.test, m.path, m.line, m.op, m.before))
+    for arg, m, test in flaky:
+        passes, kept = m.extra["flaky"]
+        notes.append("mutants/equivalent.tsv:%d argues a mutant equivalent that %s failed on once, then passed "
+                     "%d of %d times again: %s fails now and then, and the argument stands (%s:%d [%s] %s)%s"
+                     % (arg.lineno, test, passes, Worker.AGAIN, test.split(" (")[0], m.path, m.line, m.op, m.before,
+                        "; the failing run's output: " + kept if kept else ""))
     for arg in stale:
         notes.append("mutants/equivalent.tsv:%d names no mutant of the code as it is (%s, %s, %s): "
                      "remove it or write it anew" % (arg.lineno, arg.key[0], arg.key[1], arg.key[3]))

@@ -142,6 +142,36 @@ class Worker:
             self.restore()
             m.seconds = time.monotonic() - t0
 
+    # How many times a kill the project argues cannot happen is tried
+    # again before it is called a contradiction.
+    AGAIN = 2
+
+    def confirm(self, m, log_dir, stop):
+        """Tries m again, AGAIN times, with the tests that killed it, when
+        mutants/equivalent.tsv argues it equivalent: a kill that does not
+        repeat is a test that fails now and then (a busy machine, a race
+        in the test), not a refutation of the argument. Records, in
+        m.extra["flaky"], the passes seen and where the first failure's
+        output was kept; m's verdict and test are those of the first try."""
+        killer = m.extra.get("killer")
+        if not killer or stop.is_set():
+            return
+        kept = os.path.join(log_dir, "killed-%s.log" % m.id)
+        try:
+            shutil.copyfile(os.path.join(self.home, "test.log"), kept)
+        except OSError:
+            kept = ""
+        first = (m.verdict, m.test, m.seconds, m.tests_run, m.test_seconds)
+        passes = 0
+        for _ in range(self.AGAIN):
+            self.try_mutant(m, list(killer), stop)
+            if stop.is_set() or not m.verdict:
+                break
+            passes += m.verdict == SURVIVED
+        m.verdict, m.test, m.seconds, m.tests_run, m.test_seconds = first
+        if passes:
+            m.extra["flaky"] = (passes, kept)
+
     def build(self, m, tree, k, target, stop):
         """Builds target (a path in tree; None: everything) with m in place;
         False, with m's verdict set, when it does not build or the run is
@@ -214,6 +244,9 @@ class Worker:
             m.test_seconds += res.seconds
             who = batch[0] if len(batch) == 1 else runner.first_failed(spec, res.text) or "%s (one of %d)" % (
                 batch[0], len(batch))
+            if res.status != runner.PASS and res.status != runner.SKIP:
+                failed = runner.first_failed(spec, res.text)
+                m.extra["killer"] = [failed] if failed else batch
             if res.status in (runner.FAIL, runner.MEMORY):
                 m.verdict = KILLED
                 m.test = who + tag + (" (past its memory guard)" if res.status == runner.MEMORY else "")

@@ -94,6 +94,35 @@ verdict_of() {
     [[ "$output" == *"equivalent.tsv:3 argues a mutant equivalent that calc.cap kills"* ]]
 }
 
+@test "a kill of an argued mutant that does not repeat is a flaky test, not a refutation" {
+    local eq="$FX/mutants/equivalent.tsv" id
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' src/calc.c calc_floor0 boundary "if (x < 0)" "if (x <= 0)" 0 \
+        "at 0 both branches return 0" >>"$eq"
+    id="$(mutant_id boundary 'if (x < 0)')"
+    [ -n "$id" ]
+    # The first test run fails (and leaves the mark); the two runs again pass.
+    CALC_FAIL_ONCE="$BATS_TEST_TMPDIR/failed-once" run "$ENGINE" --root "$FX" --files src/calc.c \
+        --mutant "$id" --tests '^calc\.' --jobs 1
+    [ "$status" -eq 0 ]
+    [ -e "$BATS_TEST_TMPDIR/failed-once" ]
+    [ "$(verdict_of "$id")" = equivalent ]
+    [[ "$output" == *"equivalent.tsv:3 argues a mutant equivalent that calc."*" failed on once, then passed 2 of 2 times again"* ]]
+    grep -q "failing once" "$FX/build/mutants/killed-$id.log"
+    [[ "$output" != *"argues a mutant equivalent that calc."*" kills"* ]]
+    [ "${lines[${#lines[@]} - 1]}" = "mutants: 0 killed, 0 survived, 1 equivalent, 0 uncovered, of 1" ]
+
+    # A mutant the tests kill, argued: its first kill is the flaky test's,
+    # the runs again kill it for real, and the argument is refuted.
+    rm "$BATS_TEST_TMPDIR/failed-once"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' src/calc.c calc_cap rel "return x > 100 ? 100 : x;" \
+        "return x < 100 ? 100 : x;" 0 "wrongly argued" >>"$eq"
+    id="$(mutant_id rel 'return x > 100 ? 100 : x;')"
+    CALC_FAIL_ONCE="$BATS_TEST_TMPDIR/failed-once" run "$ENGINE" --root "$FX" --files src/calc.c \
+        --mutant "$id" --tests '^calc\.' --jobs 1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"equivalent.tsv:4 argues a mutant equivalent that calc."*" kills"* ]]
+}
+
 @test "a hang counts as a timeout, not as a survivor or a failed run" {
     local id
     id="$(mutant_id assign-del 'i += 1;')"
