@@ -840,3 +840,54 @@ GB_TEST(a_malformed_stress_setting_stops)
 {
     gbt_expect_death(bad_stress, "GB_STRESS=fifty");
 }
+
+/* The OS layer's map for the test below: each mapping the runtime asks
+ * for lies inside a larger one whose first and last pad bytes are never
+ * handed out, so no two chunks of a region abut. The pads stay mapped
+ * (untouched, so never resident) until the test's process ends. */
+static void *(*real_map)(size_t n, size_t align);
+
+static void *spaced_map(size_t n, size_t align)
+{
+    size_t pad = align > gb__os.page_size ? align : gb__os.page_size;
+    char *p = real_map(n + 2 * pad, align);
+    return p ? p + pad : NULL;
+}
+
+/* What pins a region to a suspended stack (pin.c) is this answer: every
+ * byte of its blocks and arenas is held; the byte before each and the
+ * byte just past it, which are no chunk's here, are not. */
+GB_TEST(a_region_holds_exactly_the_bytes_of_its_blocks_and_arenas)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.first_block = 64 * 1024; /* every chunk below is a mapping of its own */
+    o.cache_bytes = GB_CACHE_OFF;
+    gb_init(&o);
+    real_map = gb__os.map;
+    gb__os.map = spaced_map;
+    gb_region *h = gb_enter();
+    memset(gb_alloc(100), 1, 100);
+    gb_vec *v = gb_vec_new(sizeof(int));
+    for (int i = 0; i < 20000; i++)
+        gb_vec_push(v, &i);
+    gb_vec_compact(v); /* its elements move to an arena of the region */
+    const gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
+    int blocks = 0, arenas = 0;
+    for (const gb__block *b = r->blocks; b; b = b->next, blocks++) {
+        const char *base = b->chunk.base, *end = base + b->chunk.size;
+        CHECK(gb__region_contains(r, base) && gb__region_contains(r, end - 1));
+        CHECK(!gb__region_contains(r, base - 1) && !gb__region_contains(r, end));
+    }
+    GB__ARENA_EACH(a, r) {
+        const char *base = a->chunk.base, *end = base + a->chunk.size;
+        CHECK(gb__region_contains(r, base) && gb__region_contains(r, end - 1));
+        CHECK(!gb__region_contains(r, base - 1) && !gb__region_contains(r, end));
+        arenas++;
+    }
+    CHECK(blocks >= 1);
+    CHECK_EQ(arenas, 1);
+    gb_leave(h);
+    gb__os.map = real_map;
+}
