@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 GB_TEST(enter_leave_gives_everything_back)
 {
@@ -514,6 +515,115 @@ static void leave_after_thread_exit(void)
 GB_TEST(a_region_left_at_its_threads_exit_is_already_left)
 {
     gbt_expect_death(leave_after_thread_exit, "was already left");
+}
+
+/* Enough regions at once to fill four pages of descriptors: a page holds
+ * fewer than map_min / sizeof(struct gb_region) of them. */
+static size_t four_pages_of_regions(void)
+{
+    gb_leave(gb_enter()); /* the runtime initialised: gb__cfg is read */
+    return 3 * (gb__cfg.map_min / sizeof(struct gb_region)) + 3;
+}
+
+/* Enters n regions, names each to gb_alloc_in (every one but the last is
+ * decoded through its page's directory entry), and leaves them. */
+static void enter_name_and_leave(gb_region **r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        r[i] = gb_enter();
+    for (size_t i = 0; i < n; i++)
+        CHECK(gb_alloc_in(r[i], 8) != NULL);
+    for (size_t i = n; i-- > 0;)
+        gb_leave(r[i]);
+}
+
+/* A page emptied goes back and leaves its directory entry vacant for the
+ * thread's next page; with several vacant, each new page takes one of its
+ * own, and a handle on any of them still names its region. */
+GB_TEST(each_new_descriptor_page_takes_a_vacant_directory_entry_of_its_own)
+{
+    size_t n = four_pages_of_regions();
+    gb_region **r = malloc(n * sizeof *r);
+    CHECK(r != NULL);
+    enter_name_and_leave(r, n);
+    enter_name_and_leave(r, n); /* the pages of the first round's entries */
+    gbt_check_all_given_back();
+    free(r);
+}
+
+static gb_region **pool_handles;
+static size_t pool_n;
+
+static void *name_regions(void *arg)
+{
+    (void)arg;
+    enter_name_and_leave(pool_handles, pool_n);
+    return NULL;
+}
+
+/* A thread's entries go back to a pool at its exit; the next thread takes
+ * one of them for each of its pages, never one twice. */
+GB_TEST(each_page_of_a_new_thread_takes_its_own_entry_from_the_pool)
+{
+    pool_n = four_pages_of_regions();
+    pool_handles = malloc(pool_n * sizeof *pool_handles);
+    CHECK(pool_handles != NULL);
+    for (int k = 0; k < 2; k++) {
+        pthread_t t;
+        CHECK_EQ(pthread_create(&t, NULL, name_regions, NULL), 0);
+        CHECK_EQ(pthread_join(t, NULL), 0);
+    }
+    free(pool_handles);
+}
+
+static gb_region *left_on_a_thread;
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
+static bool holding;
+
+static void *enter_leave_and_exit(void *arg)
+{
+    (void)arg;
+    left_on_a_thread = gb_enter();
+    gb_leave(left_on_a_thread);
+    return NULL;
+}
+
+static void *enter_and_hold(void *arg)
+{
+    (void)arg;
+    gb_enter();
+    pthread_mutex_lock(&hold_lock);
+    holding = true;
+    pthread_cond_broadcast(&hold_cond);
+    pthread_mutex_unlock(&hold_lock);
+    for (;;)
+        pause(); /* holds its region until the process ends */
+    return NULL;
+}
+
+/* The handle of an exited thread's region, left, whose directory entry a
+ * running thread took from the pool since. */
+static void leave_what_an_exited_thread_left(void)
+{
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, enter_leave_and_exit, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK_EQ(pthread_create(&t, NULL, enter_and_hold, NULL), 0);
+    pthread_mutex_lock(&hold_lock);
+    while (!holding)
+        pthread_cond_wait(&hold_cond, &hold_lock);
+    pthread_mutex_unlock(&hold_lock);
+    gb_enter();
+    gb_leave(left_on_a_thread);
+}
+
+/* An entry taken from the pool remembers where its new owner's handles
+ * start: one issued before, under the exited owner, names a region that
+ * was left, not one of the running thread's. */
+GB_TEST(a_handle_from_before_its_entry_changed_threads_names_a_region_left)
+{
+    gbt_expect_death(leave_what_an_exited_thread_left, "was already left");
 }
 
 /* A coroutine given a region its resumer entered. */
