@@ -25,13 +25,14 @@
 static int (*real_populate)(void *, size_t);
 static size_t calls, asked_bytes;
 static int fail_with; /* 0: pass the call on; else fail it with this errno */
+static bool below_regions; /* chunks asked for without a region */
 
 static int recording_populate(void *p, size_t n)
 {
     calls++;
     asked_bytes += n;
     /* Every range asked for is one whole block of a live region. */
-    CHECK(gb_region_of(p) != NULL);
+    CHECK(below_regions || gb_region_of(p) != NULL);
     if (fail_with) {
         errno = fail_with;
         return -1;
@@ -126,6 +127,25 @@ GB_TEST(populated_blocks_are_resident_before_they_are_written)
             (unsigned long long)populated / KIB);
     CHECK_EQ(populated, (128 + 256 + 512) * KIB + 4 * MIB);
     CHECK(grew + 256 * KIB >= populated);
+}
+
+/* map.h's promise, below the region: a chunk is populated once, however
+ * often it is asked (the flag cleared by the first call). */
+GB_TEST(a_fresh_chunk_is_populated_once)
+{
+    init_recording(GB_POPULATE_ON, GB_CACHE_OFF);
+    below_regions = true;
+    gb__mem *m = &gb__self()->mem;
+    gb__chunk c = gb__chunk_get(&m->cache, 256 * KIB);
+    CHECK(c.src == GB__SRC_MAP && c.fresh);
+    gb__map_populate(&c);
+    CHECK(!c.fresh);
+    gb__map_populate(&c);
+    CHECK_EQ(calls, 1);
+    CHECK_EQ(asked_bytes, c.size);
+    CHECK_EQ(gbt_stats().bytes_populated, c.size);
+    gb__chunk_put(&m->cache, c);
+    gbt_check_all_given_back();
 }
 
 GB_TEST(off_populates_nothing)

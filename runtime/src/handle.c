@@ -59,7 +59,7 @@ typedef struct dir_entry {
     uint64_t base;
     uint64_t floor;
     gb__dpage *page; /* NULL while vacant */
-    uint32_t next;   /* pool or vacant list: entry index + 1, 0 ends it */
+    uint32_t next;   /* pool or vacant list: entry index + 1, 0 ends it; written at each push */
 } dir_entry;
 
 static dir_entry dir[DIR_ENTRIES];
@@ -93,7 +93,6 @@ static uint32_t entry_take(gb__mem *m)
                 DIR_ENTRIES);
     }
     dir[e].base = dir[e].floor;
-    dir[e].next = 0;
     atomic_store_explicit(&dir[e].owner, m, memory_order_relaxed);
     pthread_mutex_unlock(&dir_lock);
     return e;
