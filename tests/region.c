@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -491,9 +492,43 @@ static void alloc_in_other_thread(void)
 GB_TEST(leaving_another_threads_region_stops)
 {
     gbt_expect_death(leave_other_thread, "gb_leave: region");
-    gbt_expect_death(leave_other_thread, "was entered by another thread");
+    gbt_expect_death(leave_other_thread, "was entered by another thread; a region is used and left only on "
+                                         "the thread that entered it");
     gbt_expect_death(alloc_in_other_thread, "gb_alloc_in: region");
-    gbt_expect_death(alloc_in_other_thread, "was entered by another thread");
+    gbt_expect_death(alloc_in_other_thread, "was entered by another thread; a region is used");
+}
+
+static void enter_in_a_coroutine(void *arg)
+{
+    (void)arg;
+    mine = gb_enter();
+    gb_coro_yield();
+}
+
+static void *enter_in_a_coroutine_and_exit(void *arg)
+{
+    (void)arg;
+    /* Suspended and never freed: its region stays entered after the
+     * thread's exit, and the directory entry of its page is orphaned. */
+    gb_coro_resume(gb_coro_new(enter_in_a_coroutine, NULL, 0));
+    return NULL;
+}
+
+static void leave_an_exited_threads_region(void)
+{
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, enter_in_a_coroutine_and_exit, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    gb_leave(mine);
+}
+
+GB_TEST(leaving_a_region_of_a_thread_that_exited_stops)
+{
+    gbt_expect_death(leave_an_exited_threads_region,
+                     "gb_leave: region");
+    gbt_expect_death(leave_an_exited_threads_region,
+                     "was entered by another thread, which has exited; a region is used and left only "
+                     "on the thread that entered it");
 }
 
 static void *enter_and_exit(void *arg)
@@ -546,8 +581,37 @@ GB_TEST(each_new_descriptor_page_takes_a_vacant_directory_entry_of_its_own)
     gb_region **r = malloc(n * sizeof *r);
     CHECK(r != NULL);
     enter_name_and_leave(r, n);
-    enter_name_and_leave(r, n); /* the pages of the first round's entries */
+    uint32_t used = gb__handle_entries_used();
+    for (int round = 0; round < 4; round++)
+        enter_name_and_leave(r, n); /* the pages of the first round's entries */
+    CHECK_EQ(gb__handle_entries_used(), used);
     gbt_check_all_given_back();
+    free(r);
+}
+
+/* The one page of a thread's first regions, every slot of it taken once
+ * and then freed: emptied, it is kept as the thread's spare (cached) for
+ * its next regions, not given back. */
+GB_TEST(an_emptied_page_whose_every_slot_was_taken_once_is_kept_as_the_spare)
+{
+    gb_leave(gb_enter()); /* the runtime initialised: gb__cfg is read */
+    size_t cap = (gb__cfg.map_min - offsetof(gb__dpage, slot)) / sizeof(struct gb_region);
+    if (cap > ((size_t)1 << GB__H_SLOT_BITS))
+        cap = (size_t)1 << GB__H_SLOT_BITS;
+    gb_region **r = malloc(cap * sizeof *r);
+    CHECK(r != NULL);
+    for (size_t i = 0; i < cap; i++)
+        r[i] = gb_enter();
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.mappings, 1); /* one page holds them all */
+    CHECK_EQ(s.mappings_cached, 0);
+    for (size_t i = cap; i-- > 0;)
+        gb_leave(r[i]);
+    s = gbt_stats();
+    CHECK_EQ(s.mappings_cached, 1);
+    /* The thread's spare, not a block of its cache: its entry stays the
+     * page's, and the next gb_enter takes it before any cached block. */
+    CHECK(gb__self()->mem.dspare != NULL);
     free(r);
 }
 
@@ -568,11 +632,15 @@ GB_TEST(each_page_of_a_new_thread_takes_its_own_entry_from_the_pool)
     pool_n = four_pages_of_regions();
     pool_handles = malloc(pool_n * sizeof *pool_handles);
     CHECK(pool_handles != NULL);
-    for (int k = 0; k < 2; k++) {
+    uint32_t used = 0;
+    for (int k = 0; k < 3; k++) {
         pthread_t t;
         CHECK_EQ(pthread_create(&t, NULL, name_regions, NULL), 0);
         CHECK_EQ(pthread_join(t, NULL), 0);
+        if (k == 0)
+            used = gb__handle_entries_used();
     }
+    CHECK_EQ(gb__handle_entries_used(), used); /* the first thread's entries, from the pool */
     free(pool_handles);
 }
 
@@ -624,6 +692,51 @@ static void leave_what_an_exited_thread_left(void)
 GB_TEST(a_handle_from_before_its_entry_changed_threads_names_a_region_left)
 {
     gbt_expect_death(leave_what_an_exited_thread_left, "was already left");
+}
+
+static atomic_bool cycling;
+static atomic_int cycles;
+
+static void *enter_and_leave_one(void *arg)
+{
+    (void)arg;
+    gb_leave(gb_enter());
+    return NULL;
+}
+
+/* Threads that start, enter and leave a region, and exit, one after the
+ * other: each takes the pool's entry and gives it back. */
+static void *cycle_threads(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&cycling)) {
+        pthread_t t;
+        CHECK_EQ(pthread_create(&t, NULL, enter_and_leave_one, NULL), 0);
+        CHECK_EQ(pthread_join(t, NULL), 0);
+        atomic_fetch_add(&cycles, 1);
+    }
+    return NULL;
+}
+
+/* A handle of an exited thread's region, read while other threads take its
+ * directory entry and give it back: the entry's owner, base and floor are
+ * read under the directory's lock (TSan sees a read without it), and the
+ * region reads as freed every time. */
+GB_TEST(threads_share_the_directory_while_a_left_handle_is_read)
+{
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, enter_leave_and_exit, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    atomic_store(&cycling, true);
+    CHECK_EQ(pthread_create(&t, NULL, cycle_threads, NULL), 0);
+    /* Read for as long as 50 threads take and give back the entry. */
+    for (int i = 0; i < 1000 || atomic_load(&cycles) < 50; i++) {
+        gb_region_info info;
+        gb_region_info_get(left_on_a_thread, &info);
+        CHECK_EQ(info.state, GB_REGION_FREED);
+    }
+    atomic_store(&cycling, false);
+    CHECK_EQ(pthread_join(t, NULL), 0);
 }
 
 /* A coroutine given a region its resumer entered. */

@@ -113,9 +113,8 @@ static gb__dpage *dpage_new(gb__mem *m)
     pg->entry = e;
     pg->cap = cap < SLOT_MAX ? (uint32_t)cap : SLOT_MAX;
     pg->nfresh = pg->nused = 0;
-    pg->alink = (gb__list){NULL, NULL};
     dir[e].page = pg;
-    gb__handle_avail_push(m, pg);
+    gb__handle_avail_push(m, pg); /* writes both of alink's links */
     return pg;
 }
 
@@ -192,6 +191,14 @@ void gb__handle_page_empty(gb__mem *m, gb__dpage *pg)
 {
     if (!spare_keep(m, pg))
         dpage_release(m, pg);
+}
+
+uint32_t gb__handle_entries_used(void)
+{
+    pthread_mutex_lock(&dir_lock);
+    uint32_t n = dir_used;
+    pthread_mutex_unlock(&dir_lock);
+    return n;
 }
 
 /* ------------------------------------------------------ handle checks */

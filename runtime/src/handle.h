@@ -149,6 +149,12 @@ gb_region *gb__handle_lookup(const char *who, gb__mem *m, const gb_region *h);
 GB__NORETURN void gb__handle_die_other_context(const char *who, const gb__rstack *cur, gb_region *h,
                                                const gb_region *r);
 
+/* How many directory entries were ever handed out, the process over: an
+ * entry goes back to its thread's vacant list when its page does, and to
+ * the pool at the thread's exit, so this grows only with the most pages
+ * held at once (the tests read it; the handle format allows 65,536). */
+uint32_t gb__handle_entries_used(void);
+
 /* Gives back the empty page of region descriptors m keeps (gb_sweep,
  * thread exit). */
 void gb__handle_trim(gb__mem *m);
