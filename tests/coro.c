@@ -1,6 +1,7 @@
 /* coro.c -- coroutines and pinning. */
 #include "common.h"
 #include "internal.h"
+#include "coro_path.h"
 #include "scenarios.h"
 
 #include <errno.h>
@@ -1193,4 +1194,48 @@ GB_TEST(a_running_coroutine_holding_the_first_byte_of_an_arena_keeps_its_region)
     CHECK_EQ(k.read_back, 4242);
     CHECK_EQ(gbt_stats().regions_retired, 0); /* gone when it finished */
     check_all_given_back();
+}
+
+/* --------------------------------------------------------- handle slots */
+
+static uintptr_t slot_of(const gb_coro *h)
+{
+    return (uintptr_t)h & (GB__CORO_SLOTS - 1);
+}
+
+/* A freed coroutine's slot is the next one's, with a newer generation, so
+ * the slots in use stay as few as the coroutines alive; two freed are
+ * taken back last freed first. */
+GB_TEST(a_freed_coroutines_slot_is_taken_by_the_next_with_a_new_generation)
+{
+    gb_coro *a = gb_coro_new(yield_once, NULL, 0);
+    gb_coro *b = gb_coro_new(yield_once, NULL, 0);
+    CHECK(slot_of(a) != slot_of(b));
+    gb_coro_free(a);
+    gb_coro *c = gb_coro_new(yield_once, NULL, 0);
+    CHECK_EQ(slot_of(c), slot_of(a));
+    CHECK(c != a); /* the generation moved on */
+    gb_coro_free(b);
+    gb_coro_free(c);
+    gb_coro *d = gb_coro_new(yield_once, NULL, 0);
+    gb_coro *e = gb_coro_new(yield_once, NULL, 0);
+    CHECK_EQ(slot_of(d), slot_of(c));
+    CHECK_EQ(slot_of(e), slot_of(b));
+    gb_coro_free(d);
+    gb_coro_free(e);
+}
+
+static gb_coro *future;
+
+static void resume_a_future_generation(void)
+{
+    gb_coro *c = gb_coro_new(yield_once, NULL, 0);
+    /* The slot of a live coroutine, with a generation it has not reached. */
+    future = (gb_coro *)((uintptr_t)c + ((uintptr_t)1 << GB__CORO_SLOT_BITS));
+    gb_coro_resume(future);
+}
+
+GB_TEST(a_handle_with_a_generation_its_slot_has_not_reached_is_not_a_coroutine)
+{
+    gbt_expect_death(resume_a_future_generation, "is not a coroutine handle (gb_coro_new never returned it)");
 }

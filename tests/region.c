@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 GB_TEST(enter_leave_gives_everything_back)
@@ -1113,4 +1114,48 @@ GB_TEST(a_region_holds_exactly_the_bytes_of_its_blocks_and_arenas)
     CHECK_EQ(arenas, 1);
     gb_leave(h);
     gb__os.map = real_map;
+}
+
+/* ------------------------------------------------ the environment's words */
+
+static const char *env_var, *env_value;
+static const char *(*env_name)(void);
+static const char *env_want;
+
+/* In a child: the variable set, the runtime's first use, and the setting
+ * in force read back by its name. */
+static void first_use_under_env(void)
+{
+    setenv(env_var, env_value, 1);
+    gb_leave(gb_enter());
+    const char *got = env_name();
+    /* NULL: GB_GROW's default, remap where the OS table has it. */
+    const char *want = env_want ? env_want : gb__os.remap ? "remap" : "copy";
+    if (strcmp(got, want) != 0) {
+        fprintf(stderr, "%s=%s: the setting in force is %s, not %s\n", env_var, env_value, got, want);
+        abort();
+    }
+    exit(0);
+}
+
+static void expect_env_gives(const char *var, const char *value, const char *(*name)(void), const char *want)
+{
+    char err[4096];
+    env_var = var, env_value = value, env_name = name, env_want = want;
+    int status = gbt_in_child_capturing(first_use_under_env, err, sizeof err);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        gbt_fail(__FILE__, __LINE__, "%s=%s: status %d; stderr:\n%s", var, value, status, err);
+}
+
+/* Each word of GB_BLOCKS and GB_GROW means its value, "auto" and an empty
+ * variable the default (map; remap where the OS has mremap). */
+GB_TEST(each_environment_word_chooses_its_setting)
+{
+    expect_env_gives("GB_BLOCKS", "heap", gb_blocks_name, "heap");
+    expect_env_gives("GB_BLOCKS", "map", gb_blocks_name, "map");
+    expect_env_gives("GB_BLOCKS", "auto", gb_blocks_name, "map");
+    expect_env_gives("GB_BLOCKS", "", gb_blocks_name, "map");
+    expect_env_gives("GB_GROW", "copy", gb_growth_name, "copy");
+    expect_env_gives("GB_GROW", "auto", gb_growth_name, NULL);
+    expect_env_gives("GB_GROW", "", gb_growth_name, NULL);
 }

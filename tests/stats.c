@@ -71,3 +71,22 @@ GB_TEST(the_peak_answered_is_the_most_of_every_size_and_peak_read)
     CHECK_EQ(r.peak, 14 * 4096);
     CHECK_EQ(answered, 4);
 }
+
+/* The default mapping budget leaves the host an eighth of the OS's limit
+ * on mappings, and at least 1024 of them, but takes at least half of it;
+ * with no limit known, it is as good as none. Read on this machine's
+ * limit (vm.max_map_count on Linux). */
+GB_TEST(the_default_mapping_budget_leaves_the_host_an_eighth_of_the_limit)
+{
+    gb_stats s = gbt_stats();
+    size_t limit = gb__os.map_limit;
+    fprintf(stderr, "map_limit %zu, map_budget %zu\n", limit, s.map_budget);
+    if (limit == 0) {
+        CHECK_EQ(s.map_budget, SIZE_MAX / 2);
+        return;
+    }
+    size_t leave = limit / 8 < 1024 ? 1024 : limit / 8;
+    size_t want = limit - leave >= limit / 2 ? limit - leave : limit / 2;
+    CHECK_EQ(s.map_budget, want);
+    CHECK(s.map_budget < limit);
+}

@@ -342,6 +342,6 @@ void gb__handle_at_exit(gb__mem *m)
         dir_pool = e + 1;
     }
     pthread_mutex_unlock(&dir_lock);
-    gb__list_init(&m->davail);
-    m->dvacant = 0;
+    /* m's lists of pages and vacant entries are not emptied: the thread's
+     * state is freed next (thread.c), and nothing before reads them. */
 }
