@@ -1159,3 +1159,82 @@ GB_TEST(each_environment_word_chooses_its_setting)
     expect_env_gives("GB_GROW", "auto", gb_growth_name, NULL);
     expect_env_gives("GB_GROW", "", gb_growth_name, NULL);
 }
+
+/* The heap source maps no block, so nothing is populated, whatever the
+ * OS can do. */
+GB_TEST(the_heap_source_populates_nothing)
+{
+    expect_env_gives("GB_BLOCKS", "heap", gb_populate_name, "off");
+}
+
+static const char *huge_page_word(void)
+{
+    static char buf[32];
+    snprintf(buf, sizeof buf, "%zu", gb_huge_page());
+    return buf;
+}
+
+static const char *(*read_first)(void);
+
+/* In a child: the setting read as the first call into the runtime, then
+ * again after a region; both readings are of the settings in force. */
+static void read_before_any_other_call(void)
+{
+    char first[64];
+    snprintf(first, sizeof first, "%s", read_first());
+    gb_leave(gb_enter());
+    if (strcmp(first, read_first()) != 0) {
+        fprintf(stderr, "read first: %s; after a region: %s\n", first, read_first());
+        abort();
+    }
+    exit(0);
+}
+
+/* A setting's name read before anything else initialises the runtime, as
+ * any first call does: it is never the zeroed configuration's. */
+GB_TEST(a_setting_read_first_is_the_one_in_force)
+{
+    const char *(*readers[])(void) = {gb_blocks_name, gb_growth_name, gb_populate_name, huge_page_word};
+    for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
+        char err[4096];
+        read_first = readers[i];
+        int status = gbt_in_child_capturing(read_before_any_other_call, err, sizeof err);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            gbt_fail(__FILE__, __LINE__, "reader %zu: status %d; stderr:\n%s", i, status, err);
+    }
+}
+
+static gb_growth growth_asked;
+
+/* After the runtime's first use, an OS table without mremap, and gb_init
+ * asked for a growth path. */
+static void init_growth_without_mremap(void)
+{
+    gb_leave(gb_enter());
+    gb__os.remap = NULL;
+    gb_options o;
+    gb_options_init(&o);
+    o.growth = growth_asked;
+    gb_init(&o);
+}
+
+static void ask_remap(void)
+{
+    growth_asked = GB_GROW_REMAP;
+    init_growth_without_mremap();
+}
+
+static void ask_copy(void)
+{
+    growth_asked = GB_GROW_COPY;
+    init_growth_without_mremap();
+}
+
+/* Remap asked of an OS without mremap is refused for that reason; copy is
+ * not (here it differs from the settings in force, and that is named). */
+GB_TEST(remap_asked_of_an_os_without_mremap_is_refused_and_copy_is_not)
+{
+    GBT_SKIP_IF(strcmp(gb_growth_name(), "remap") != 0, "this OS layer has no mremap to take away");
+    gbt_expect_death(ask_remap, "growth path remap asked for, but");
+    gbt_expect_death(ask_copy, "already initialised with growth=remap");
+}

@@ -223,13 +223,12 @@ static void describe_one(char *buf, size_t size, const char *name, const char *w
         snprintf(buf + len, size - len, "%s%s=%zu", len ? ", " : "", name, n);
 }
 
-/* Writes, into in_force and asked, each setting on which a and b differ,
- * and returns how many do. threshold_fixed is an effect of the first
+/* Appends, to in_force and asked (empty strings the caller gives), each
+ * setting on which a and b differ, and returns how many do. threshold_fixed is an effect of the first
  * init, not a setting, and is not compared. */
 static int differences(const gb__config *a, const gb__config *b, char *in_force, char *asked, size_t size)
 {
     int n = 0;
-    in_force[0] = asked[0] = '\0';
 #define GB__DIFF(cond, name, wa, na, wb, nb)                                 \
     if (cond) {                                                              \
         describe_one(in_force, size, name, wa, na);                          \
@@ -296,7 +295,7 @@ static void init_with(const gb_options *o, const void *caller)
      * would silently do nothing, so it stops, naming both. */
     gb__config asked;
     resolve(o, &asked);
-    char in_force_s[256], asked_s[256], who[sizeof origin];
+    char in_force_s[256] = "", asked_s[256] = "", who[sizeof origin];
     if (differences(&gb__cfg, &asked, in_force_s, asked_s, sizeof in_force_s) == 0)
         return;
     name_caller(caller, who, sizeof who);
