@@ -16,6 +16,10 @@
  * and each round's settled reading, "settle <checkpoint>-settled <rss_kib>
  * at stop <n>".
  *
+ * Every mode checks, besides, that each reading's peak (Linux VmHWM) is
+ * not below its resident size, and that gbgate_child_free leaves the
+ * child empty and its output unmapped; it fails, saying which, if not.
+ *
  * With --check, reads lines from its standard input and prints for each
  * "ok" or "break <what breaks it>" (gbgate_line_check): the C reader's
  * grammar, beside the shell's (hostile.bats).
@@ -28,11 +32,33 @@
  *        reader --check < LINES
  *        reader --run PROG [ARGS...]
  */
+#define _POSIX_C_SOURCE 200809L
 #include "gbgate_reader.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* gbgate_child_free, and whether it left c empty with the mapping of what
+ * the child printed gone (msync names an address that is not mapped). */
+static int free_checked(gbgate_child *c)
+{
+    void *out = c->out;
+    gbgate_child_free(c);
+    if (c->out != NULL) {
+        fputs("reader: gbgate_child_free left the child's output in place\n", stderr);
+        return -1;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    if (out && (msync(out, (size_t)page, MS_ASYNC) == 0 || errno != ENOMEM)) {
+        fputs("reader: gbgate_child_free left the child's output mapped\n", stderr);
+        return -1;
+    }
+    return 0;
+}
 
 static int run(const char *prog, const char *mode, const char *mib)
 {
@@ -44,6 +70,14 @@ static int run(const char *prog, const char *mode, const char *mib)
     for (int i = 0; i < 2; i++) {
         const gbgate_mem *mem = gbgate_mem_at(&c, names[i]);
         printf("%s %s %ld\n", mode, names[i], mem ? mem->rss_kib : -1L);
+#if defined(__linux__)
+        /* The peak so far is read too, and is never below the reading. */
+        if (mem && mem->hwm_kib < mem->rss_kib) {
+            fprintf(stderr, "reader: %s %s: peak %ld KiB below the resident %ld KiB\n", mode, names[i],
+                    mem->hwm_kib, mem->rss_kib);
+            rc = -1;
+        }
+#endif
         if (settle) {
             /* Which stop each reading is, so that a reading filed under
              * the other line of its checkpoint shows. */
@@ -55,7 +89,8 @@ static int run(const char *prog, const char *mode, const char *mib)
     }
     printf("stops %s %d status %d\n", mode, c.stops, c.status);
     printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
-    gbgate_child_free(&c);
+    if (free_checked(&c) != 0)
+        rc = -1;
     return rc;
 }
 
@@ -84,7 +119,8 @@ static int run_any(char **argv)
     gbgate_child c;
     int rc = gbgate_run(&c, NULL, NULL, argv[0], argv, NULL);
     printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
-    gbgate_child_free(&c);
+    if (free_checked(&c) != 0)
+        rc = -1;
     return rc == 0 ? 0 : 1;
 }
 
