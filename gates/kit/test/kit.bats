@@ -695,6 +695,23 @@ teardown() {
     [ "${lines[3]}" = "protocol exact" ]
 }
 
+@test "the C reader reads a child that prints more than a pipe holds before its checkpoint" {
+    # 300 KB in one line before round-1: the reader must keep emptying the
+    # pipe while the child runs (a full pipe would block it before its
+    # stop) and keep all of it as its buffer grows.
+    local child="${BATS_TEST_TMPDIR}/loud"
+    printf '#!/usr/bin/env bash\nset -e\nhead -c 300000 /dev/zero | tr "\\0" x\necho\n"%s" checkpoint round-1\necho more\n"%s" checkpoint round-2\n' \
+        "${GBGATE}" "${GBGATE}" >"${child}"
+    chmod +x "${child}"
+    run "${BATS_FILE_TMPDIR}/reader" "${child}" 8 loud
+    echo "$output" | cut -c1-200
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" =~ ^loud\ round-1\ [1-9][0-9]*$ ]]
+    [[ "${lines[1]}" =~ ^loud\ round-2\ [1-9][0-9]*$ ]]
+    [ "${lines[2]}" = "stops loud 2 status 0" ]
+    [ "${lines[3]}" = "protocol exact" ]
+}
+
 @test "the C reader's children do not settle because the reader is gated with --settle" {
     # The reader itself under gbgate run --settle has GBGATE_SETTLE_S; its
     # child must not inherit it, or each checkpoint would stop twice.

@@ -17,8 +17,9 @@
  * at stop <n>".
  *
  * Every mode checks, besides, that each reading's peak (Linux VmHWM) is
- * not below its resident size, and that gbgate_child_free leaves the
- * child empty and its output unmapped; it fails, saying which, if not.
+ * not below its resident size, that gbgate_child_free leaves the child
+ * empty and its output unmapped, and that a run leaves no descriptor
+ * open; it fails, saying which, if not.
  *
  * With --check, reads lines from its standard input and prints for each
  * "ok" or "break <what breaks it>" (gbgate_line_check): the C reader's
@@ -35,12 +36,31 @@
 #define _POSIX_C_SOURCE 200809L
 #include "gbgate_reader.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+/* How many descriptors the process has open (Linux: /proc/self/fd, less
+ * the one that reads it); -1 elsewhere. */
+static int open_fds(void)
+{
+#if defined(__linux__)
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n - 3; /* ".", ".." and the directory's own */
+#else
+    return -1;
+#endif
+}
 
 /* gbgate_child_free, and whether it left c empty with the mapping of what
  * the child printed gone (msync names an address that is not mapped). */
@@ -62,6 +82,7 @@ static int free_checked(gbgate_child *c)
 
 static int run(const char *prog, const char *mode, const char *mib)
 {
+    int fds_before = open_fds();
     int settle = strcmp(mode, "settle") == 0;
     char *args[] = {(char *)prog, settle ? "frees" : (char *)mode, (char *)mib, "2", NULL};
     gbgate_child c;
@@ -91,6 +112,10 @@ static int run(const char *prog, const char *mode, const char *mib)
     printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
     if (free_checked(&c) != 0)
         rc = -1;
+    if (open_fds() != fds_before) {
+        fprintf(stderr, "reader: %d descriptors open before the run, %d after\n", fds_before, open_fds());
+        rc = -1;
+    }
     return rc;
 }
 
