@@ -1238,3 +1238,42 @@ GB_TEST(remap_asked_of_an_os_without_mremap_is_refused_and_copy_is_not)
     gbt_expect_death(ask_remap, "growth path remap asked for, but");
     gbt_expect_death(ask_copy, "already initialised with growth=remap");
 }
+
+/* A coroutine that enters a region of many blocks, small and large (each
+ * in the address index: the fine table and the coarse one past what the
+ * thread's state holds), and is never resumed again. */
+static void enter_many_blocks_and_wait(void *arg)
+{
+    (void)arg;
+    gb_enter();
+    for (int i = 0; i < 200; i++)
+        CHECK(gb_alloc(32 * 1024) != NULL);
+    for (int i = 0; i < 40; i++)
+        CHECK(gb_alloc(2 * 1024 * 1024) != NULL);
+    gb_coro_yield();
+}
+
+static void *orphan_a_region_of_many_blocks(void *arg)
+{
+    (void)arg;
+    gb_coro_resume(gb_coro_new(enter_many_blocks_and_wait, NULL, 0));
+    return NULL;
+}
+
+/* The exiting thread's address index goes back whole, though its entries
+ * name blocks of a region a suspended coroutine still holds: no thread
+ * will look them up again. */
+GB_TEST(an_exiting_threads_address_index_goes_back_though_it_still_names_blocks)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.first_block = 64 * 1024;
+    o.block_cap = 64 * 1024; /* every chained block in the fine table */
+    gb_init(&o);
+    uint64_t meta = gbt_stats().bytes_meta;
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, orphan_a_region_of_many_blocks, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    /* Only the suspended coroutine's own descriptor stays. */
+    CHECK_EQ(gbt_stats().bytes_meta, meta + sizeof(struct gb_coro));
+}
