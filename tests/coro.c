@@ -1159,6 +1159,7 @@ typedef struct first_element_case {
     gb_coro *pinner;
     uintptr_t enc; /* the element's address, encoded */
     size_t retired_after;
+    uint64_t scanned; /* stack words read by the try at the pinner's free */
     int read_back;
 } first_element_case;
 
@@ -1166,8 +1167,11 @@ static void free_the_pinner_holding_the_first_element(void *arg)
 {
     first_element_case *k = arg;
     int *volatile first = (int *)(k->enc ^ WIT_KEY);
+    uint64_t scanned = gbt_stats().pin_words_scanned;
     gb_coro_free(k->pinner); /* the region is tried now */
-    k->retired_after = gbt_stats().regions_retired;
+    gb_stats s = gbt_stats();
+    k->scanned = s.pin_words_scanned - scanned;
+    k->retired_after = s.regions_retired;
     witness_clobber();
     k->read_back = *first;
 }
@@ -1191,6 +1195,7 @@ GB_TEST(a_running_coroutine_holding_the_first_byte_of_an_arena_keeps_its_region)
     CHECK(!gb_coro_resume(c));
     gb_coro_free(c);
     CHECK_EQ(k.retired_after, 1);
+    CHECK(k.scanned > 0); /* the running stack's words, counted */
     CHECK_EQ(k.read_back, 4242);
     CHECK_EQ(gbt_stats().regions_retired, 0); /* gone when it finished */
     check_all_given_back();
