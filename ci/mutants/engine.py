@@ -295,7 +295,18 @@ def run(args, cfg, root, out, mutants, files, arguments, jobs, t0, stop, workers
     deadline = start + args.budget if args.budget else None
     last_report = [start]
 
+    # Set by each worker's thread as it ends: a join that an interrupt cut
+    # short may leave a thread that still runs reported as ended
+    # (CPython's Thread.join and KeyboardInterrupt), an Event may not.
+    ended = {}
+
     def work(w):
+        try:
+            work_on(w)
+        finally:
+            ended[w.n].set()
+
+    def work_on(w):
         last = None
         while not stop.is_set():
             if deadline and time.monotonic() > deadline:
@@ -305,6 +316,11 @@ def run(args, cfg, root, out, mutants, files, arguments, jobs, t0, stop, workers
                 return
             last = m.path
             w.try_mutant(m, m.extra["tests"], stop)
+            if stop.is_set():
+                # In flight at the interrupt: whatever its tests said
+                # while they were being ended judges nothing.
+                m.verdict, m.test = "", ""
+                return
             if m.verdict in (KILLED, TIMEOUT) and report.argument_for(arguments, m):
                 w.confirm(m, out, stop)
             with lock:
@@ -316,6 +332,7 @@ def run(args, cfg, root, out, mutants, files, arguments, jobs, t0, stop, workers
                     last_report[0] = now
                     say("mutants: %d of %d tried, %.1f a minute" % (done[0], len(todo), 60 * done[0] / (now - start)))
 
+    interrupted = False
     if todo:
         for n in range(1, min(jobs, len(todo))):
             w = Worker(n, cfg, out, per_build, cov, say)
@@ -323,17 +340,41 @@ def run(args, cfg, root, out, mutants, files, arguments, jobs, t0, stop, workers
             say("mutants: preparing worker %d (%s)" % (n, w.home))
             w.prepare(root, snapshot)
         start = time.monotonic()
+        for w in workers:
+            ended[w.n] = threading.Event()
         threads.extend(threading.Thread(target=work, args=(w,), daemon=True) for w in workers)
         for t in threads:
             t.start()
-        for t in threads:
-            while t.is_alive():
-                t.join(0.5)
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.5)
+        except KeyboardInterrupt:
+            # An interrupt ends the run as the budget would: the mutants in
+            # flight are stopped and put back, and what was tried is
+            # reported.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            stop.set()
+            for w in workers:
+                w.running.kill_all()
+            for e in ended.values():
+                e.wait()
+            for w in workers:
+                w.restore()
+            interrupted = True
     elapsed = time.monotonic() - start
     for m in todo:
         if not m.verdict:
-            m.verdict, m.test = NOT_RUN, "the budget (%g s) ran out first" % args.budget
-    return finish(args, cfg, out, mutants, arguments, done[0], elapsed, changed_scope=bool(args.since))
+            m.verdict, m.test = NOT_RUN, ("the run was interrupted first" if interrupted else
+                                          "the budget (%g s) ran out first" % args.budget)
+    result = finish(args, cfg, out, mutants, arguments, done[0], elapsed, changed_scope=bool(args.since),
+                    interrupted=interrupted)
+    if interrupted:
+        say("mutants: interrupted; the project's files were never written, each worker's copy is put back "
+            "as it was, and what was tried is reported above")
+        return 130
+    return result
 
 
 def argue(cfg, out, mutant_id, why):
@@ -358,7 +399,7 @@ def argue(cfg, out, mutant_id, why):
     raise SystemExit("mutants: --argue %s: no such mutant in %s" % (mutant_id, path))
 
 
-def finish(args, cfg, out, mutants, arguments, tried, elapsed, changed_scope):
+def finish(args, cfg, out, mutants, arguments, tried, elapsed, changed_scope, interrupted=False):
     wrong, stale, flaky = [], [], []
     for m in mutants:
         arg = report.argument_for(arguments, m)
@@ -405,7 +446,8 @@ def finish(args, cfg, out, mutants, arguments, tried, elapsed, changed_scope):
     if total[NOT_BUILT]:
         say("mutants: %d are on lines this build does not compile (another OS, or an #if left out)" % total[NOT_BUILT])
     if total[NOT_RUN]:
-        say("mutants: %d were not tried within the budget of %g s" % (total[NOT_RUN], args.budget))
+        say("mutants: %d were not tried %s" % (total[NOT_RUN], "before the interrupt" if interrupted else
+                                                "within the budget of %g s" % args.budget))
     if total[TIMEOUT]:
         say("mutants: %d of the killed were caught by a test's time guard (a hang)" % total[TIMEOUT])
     if tried:

@@ -211,6 +211,11 @@ verdict_of() {
     cat "$BATS_TEST_TMPDIR/out"
     [ "$rc" -eq 130 ]
     grep -q "interrupted" "$BATS_TEST_TMPDIR/out"
+    # What was tried is reported: the mutant in flight was not judged.
+    grep -q "what was tried is reported" "$BATS_TEST_TMPDIR/out"
+    grep -q "1 were not tried before the interrupt" "$BATS_TEST_TMPDIR/out"
+    [ "$(verdict_of "$(mutant_id assign-del 'i += 1;')")" = not-run ]
+    [ "$(column_of "$(mutant_id assign-del 'i += 1;')" test)" = "the run was interrupted first" ]
     cmp "$copy" "$FX/src/calc.c"
     [ "$(sums "$FX")" = "$before" ]
     [ -z "$(git -C "$FX" status --porcelain)" ]
