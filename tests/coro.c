@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 static void check_all_given_back(void)
 {
@@ -1243,4 +1245,51 @@ static void resume_a_future_generation(void)
 GB_TEST(a_handle_with_a_generation_its_slot_has_not_reached_is_not_a_coroutine)
 {
     gbt_expect_death(resume_a_future_generation, "is not a coroutine handle (gb_coro_new never returned it)");
+}
+
+/* ------------------------------------------- the overflow handler's manners */
+
+static void exit_42(int sig)
+{
+    (void)sig;
+    _exit(42);
+}
+
+/* The application's own SIGSEGV handler, then the runtime's (installed by
+ * the first gb_coro_new), then a fault outside any coroutine. */
+static void fault_outside_coroutines(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = exit_42;
+    sigaction(SIGSEGV, &sa, NULL);
+    gb_coro_free(gb_coro_new(yield_once, NULL, 0));
+    volatile uintptr_t nowhere = 16; /* an address no mapping holds */
+    *(volatile int *)nowhere = 1;
+}
+
+/* An overflow, with a SIGABRT handler of the application's that would
+ * exit 42. */
+static void overflow_under_an_abort_handler(void)
+{
+    signal(SIGABRT, exit_42);
+    overflow();
+}
+
+static int status_of(void (*fn)(void))
+{
+    char err[4096];
+    return gbt_in_child_capturing(fn, err, sizeof err);
+}
+
+/* A fault that is no coroutine's overflow goes to the handler that was
+ * there before the runtime's; an overflow ends the process by SIGABRT,
+ * whatever handler the application set for it. */
+GB_TEST(the_overflow_handler_passes_other_faults_on_and_aborts_for_its_own)
+{
+    GBT_SKIP_IF(GBT_SANITIZED, "the sanitizers take SIGSEGV themselves (handle_segv)");
+    int st = status_of(fault_outside_coroutines);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42);
+    st = status_of(overflow_under_an_abort_handler);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 }
