@@ -1293,3 +1293,68 @@ GB_TEST(the_overflow_handler_passes_other_faults_on_and_aborts_for_its_own)
     st = status_of(overflow_under_an_abort_handler);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 }
+
+/* ----------------------------------------------- pooled stacks and the OS */
+
+static int (*real_release)(void *, size_t);
+static void *released_at, *reused_at;
+static size_t released_n, reused_n;
+
+static int record_release(void *p, size_t n)
+{
+    released_at = p, released_n = n;
+    return real_release(p, n);
+}
+
+static int record_reuse(void *p, size_t n)
+{
+    reused_at = p, reused_n = n;
+    return 0;
+}
+
+/* A finished coroutine's stack of the default size goes to the thread's
+ * pool with its pages given back to the OS, and is said to be written
+ * again (the OS table's reuse) before the next coroutine runs on it. */
+GB_TEST(a_pooled_stack_is_given_back_to_the_os_and_told_before_it_is_used_again)
+{
+    gb_leave(gb_enter()); /* the OS table filled in */
+    real_release = gb__os.release;
+    gb__os.release = record_release;
+    gb__os.reuse = record_reuse;
+    gb_coro *c = gb_coro_new(yield_once, NULL, 0);
+    CHECK(gb_coro_resume(c));
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
+    size_t usable = gb__round_up(GB_CORO_STACK_DEFAULT, gb__os.page_size);
+    CHECK(released_at != NULL);
+    CHECK_EQ(released_n, usable);
+    CHECK_EQ(gbt_stats().stacks_pooled, 1);
+    CHECK(reused_at == NULL);
+    gb_coro *d = gb_coro_new(yield_once, NULL, 0);
+    CHECK(reused_at == released_at);
+    CHECK_EQ(reused_n, usable);
+    CHECK_EQ(gbt_stats().stacks_pooled, 0);
+    gb_coro_free(d);
+    gb__os.release = real_release;
+    gb__os.reuse = NULL;
+}
+
+/* With the mapping budget spent, a coroutine's stack comes from malloc,
+ * counted as a fallback of the budget's. */
+GB_TEST(a_stack_past_the_mapping_budget_comes_from_malloc_and_is_counted)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.map_budget = 1; /* a stack takes two mappings: its guard and itself */
+    gb_init(&o);
+    gb_stats s0 = gbt_stats();
+    gb_coro *c = gb_coro_new(yield_once, NULL, 0);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.fallbacks_budget - s0.fallbacks_budget, 1);
+    CHECK_EQ(s.fallbacks_mmap, s0.fallbacks_mmap);
+    CHECK(s.bytes_heap - s0.bytes_heap >= GB_CORO_STACK_DEFAULT);
+    CHECK(gb_coro_resume(c));
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
+    CHECK_EQ(gbt_stats().bytes_heap, s0.bytes_heap);
+}
