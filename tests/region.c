@@ -1277,3 +1277,39 @@ GB_TEST(an_exiting_threads_address_index_goes_back_though_it_still_names_blocks)
     /* Only the suspended coroutine's own descriptor stays. */
     CHECK_EQ(gbt_stats().bytes_meta, meta + sizeof(struct gb_coro));
 }
+
+static void (*first_call)(void);
+
+static void first_call_then_other_settings(void)
+{
+    first_call();
+    gb_options o;
+    gb_options_init(&o);
+    o.cache_bytes = 12345 * 1024;
+    gb_init(&o);
+}
+
+/* A sweep or a safepoint as the process's first call into the runtime is
+ * its first use, as any call is: gb_init asking for other settings after
+ * it stops. */
+GB_TEST(a_sweep_or_a_safepoint_as_the_first_call_is_the_first_use)
+{
+    void (*calls[])(void) = {gb_sweep, gb_safepoint};
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        first_call = calls[i];
+        gbt_expect_death(first_call_then_other_settings, "set first by the first call into the runtime");
+    }
+}
+
+/* Under stress n, every n-th safepoint of a thread sweeps, and only it. */
+GB_TEST(a_safepoint_sweeps_every_nth_time_under_stress_n)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.stress = 4;
+    gb_init(&o);
+    uint64_t sweeps = gbt_stats().sweeps;
+    for (int i = 0; i < 12; i++)
+        gb_safepoint();
+    CHECK_EQ(gbt_stats().sweeps - sweeps, 3);
+}
