@@ -1358,3 +1358,72 @@ GB_TEST(a_stack_past_the_mapping_budget_comes_from_malloc_and_is_counted)
     gb_coro_free(c);
     CHECK_EQ(gbt_stats().bytes_heap, s0.bytes_heap);
 }
+
+/* A stack size asked for is rounded up to whole pages, with one guard page
+ * below it: what is mapped, and counted, is that much. */
+GB_TEST(a_stack_size_is_rounded_up_to_whole_pages_with_a_guard_below)
+{
+    gb_leave(gb_enter()); /* the OS table filled in */
+    size_t page = gb__os.page_size;
+    gb_stats s0 = gbt_stats();
+    gb_coro *c = gb_coro_new(yield_once, NULL, 10 * page + 1);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.bytes_mapped - s0.bytes_mapped, 11 * page + page);
+    CHECK_EQ(s.mappings - s0.mappings, 2); /* the guard and the stack */
+    gb_coro_free(c);
+    CHECK_EQ(gbt_stats().bytes_mapped, s0.bytes_mapped);
+}
+
+/* ------------------------------------------------ a resumer thawed again */
+
+typedef struct thaw_case {
+    gb_coro *b;
+    uintptr_t shared; /* B's allocation in R, encoded, while A takes it */
+    size_t retired_after_leave;
+    int read_back;
+} thaw_case;
+
+static void thaw_b(void *arg)
+{
+    thaw_case *k = arg;
+    /* A region left at once: its try reads A's frozen stack, whose
+     * summary is made now, before A holds any pointer into R. */
+    gb_region *r0 = gb_enter();
+    memset(gb_alloc(64), 1, 64);
+    gb_leave(r0);
+    gb_region *r = gb_enter();
+    unsigned char *x = gb_alloc(64);
+    memset(x, 0x5a, 64);
+    k->shared = (uintptr_t)x ^ WIT_KEY;
+    x = NULL;
+    gb_coro_yield(); /* A runs again, and takes the pointer */
+    gb_leave(r);     /* tried against A's stack as it is now */
+    k->retired_after_leave = gbt_stats().regions_retired;
+}
+
+static void thaw_a(void *arg)
+{
+    thaw_case *k = arg;
+    CHECK(gb_coro_resume(k->b));
+    const unsigned char *volatile p = (const unsigned char *)(k->shared ^ WIT_KEY);
+    k->shared = 0;
+    CHECK(!gb_coro_resume(k->b));
+    k->read_back = p[63];
+}
+
+/* A coroutine that resumed another and runs again when that one yields is
+ * thawed: what was read of its stack while it was frozen is stale, and
+ * the next try reads it afresh, finding the pointer it took since. */
+GB_TEST(a_resumer_that_runs_again_is_read_afresh_at_the_next_try)
+{
+    thaw_case k = {0};
+    k.b = gb_coro_new(thaw_b, &k, 0);
+    gb_coro *a = gb_coro_new(thaw_a, &k, 0);
+    CHECK(!gb_coro_resume(a));
+    CHECK_EQ(k.retired_after_leave, 1); /* A's pointer pins R */
+    CHECK_EQ(k.read_back, 0x5a);
+    gb_coro_free(a);
+    gb_coro_free(k.b);
+    gb_sweep();
+    CHECK_EQ(gbt_stats().regions_retired, 0);
+}
