@@ -574,10 +574,16 @@ static void *altstack_thread(void *arg)
     pthread_setspecific(late_key, (void *)(uintptr_t)1);
     stack_t own;
     memset(&own, 0, sizeof own);
-    own.ss_sp = k->own = malloc(k->own_size);
-    own.ss_size = k->own_size;
-    if (sigaltstack(&own, &before_own) != 0)
-        return NULL;
+    if (k->own_size == 0) {
+        /* None of its own: what it has is read, to be put back. */
+        if (sigaltstack(NULL, &before_own) != 0)
+            return NULL;
+    } else {
+        own.ss_sp = k->own = malloc(k->own_size);
+        own.ss_size = k->own_size;
+        if (sigaltstack(&own, &before_own) != 0)
+            return NULL;
+    }
     gb_coro *c = gb_coro_new(yield_once, NULL, 0);
     gb_coro_resume(c);
     sigaltstack(NULL, &k->while_running);
@@ -615,6 +621,18 @@ GB_TEST(a_signal_stack_too_small_is_replaced_and_put_back_at_exit)
     CHECK(at_exit_stack.ss_sp == k.own);
     CHECK_EQ(at_exit_stack.ss_size, (size_t)8 * 1024);
     free(k.own);
+}
+
+/* A thread with no signal stack gets the runtime's for as long as it runs
+ * coroutines, and none again at exit: the runtime's is taken off (and
+ * freed), and the "none" put back is the disabled one it had. */
+GB_TEST(a_thread_without_a_signal_stack_has_none_again_at_exit)
+{
+    GBT_SKIP_IF(GBT_SANITIZED, "ASan gives every thread a signal stack of its own");
+    altstack_case k = run_altstack_thread(0);
+    CHECK(!(k.while_running.ss_flags & SS_DISABLE));
+    CHECK(k.while_running.ss_size >= 16 * 1024);
+    CHECK(at_exit_stack.ss_flags & SS_DISABLE);
 }
 
 static void overflow_on_own_altstack(void)
