@@ -1445,3 +1445,27 @@ GB_TEST(a_resumer_that_runs_again_is_read_afresh_at_the_next_try)
     gb_sweep();
     CHECK_EQ(gbt_stats().regions_retired, 0);
 }
+
+/* A suspended coroutine's stack is read once between two of its runs:
+ * the regions left meanwhile ask the summary made at the first. */
+GB_TEST(a_suspended_stack_is_read_once_between_two_of_its_runs)
+{
+    gb_coro *c = gb_coro_new(yield_once, NULL, 0);
+    CHECK(gb_coro_resume(c));
+    uint64_t s0 = gbt_stats().pin_words_scanned;
+    for (int i = 0; i < 3; i++) {
+        gb_region *r = gb_enter();
+        memset(gb_alloc(64), 1, 64);
+        gb_leave(r);
+        CHECK_EQ(gbt_stats().regions_retired, 0);
+    }
+    uint64_t once = gbt_stats().pin_words_scanned - s0;
+    CHECK(once > 0);
+    CHECK(once < GB_CORO_STACK_DEFAULT / sizeof(uintptr_t)); /* one read of its frozen words */
+    gb_region *r = gb_enter();
+    memset(gb_alloc(64), 1, 64);
+    gb_leave(r);
+    CHECK_EQ(gbt_stats().pin_words_scanned - s0, once);
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
+}
