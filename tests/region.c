@@ -583,6 +583,7 @@ GB_TEST(each_new_descriptor_page_takes_a_vacant_directory_entry_of_its_own)
     CHECK(r != NULL);
     enter_name_and_leave(r, n);
     uint32_t used = gb__handle_entries_used();
+    CHECK(used >= 4); /* four pages at once, an entry each */
     for (int round = 0; round < 4; round++)
         enter_name_and_leave(r, n); /* the pages of the first round's entries */
     CHECK_EQ(gb__handle_entries_used(), used);
@@ -641,6 +642,7 @@ GB_TEST(each_page_of_a_new_thread_takes_its_own_entry_from_the_pool)
         if (k == 0)
             used = gb__handle_entries_used();
     }
+    CHECK(used >= 4);
     CHECK_EQ(gb__handle_entries_used(), used); /* the first thread's entries, from the pool */
     free(pool_handles);
 }
@@ -711,10 +713,15 @@ static void *cycle_threads(void *arg)
 {
     (void)arg;
     while (atomic_load(&cycling)) {
-        pthread_t t;
-        CHECK_EQ(pthread_create(&t, NULL, enter_and_leave_one, NULL), 0);
-        CHECK_EQ(pthread_join(t, NULL), 0);
-        atomic_fetch_add(&cycles, 1);
+        /* Two at once: the first cycle takes an entry never used before. */
+        pthread_t t[2];
+        for (int i = 0; i < 2; i++)
+            CHECK_EQ(pthread_create(&t[i], NULL, enter_and_leave_one, NULL), 0);
+        for (int i = 0; i < 2; i++)
+            CHECK_EQ(pthread_join(t[i], NULL), 0);
+        /* Relaxed: no ordering between the cycles and the reader's
+         * reads, so that TSan judges the reads by the directory's lock. */
+        atomic_fetch_add_explicit(&cycles, 1, memory_order_relaxed);
     }
     return NULL;
 }
@@ -722,7 +729,8 @@ static void *cycle_threads(void *arg)
 /* A handle of an exited thread's region, read while other threads take its
  * directory entry and give it back: the entry's owner, base and floor are
  * read under the directory's lock (TSan sees a read without it), and the
- * region reads as freed every time. */
+ * region reads as freed every time. The count of entries handed out is
+ * read under it too. */
 GB_TEST(threads_share_the_directory_while_a_left_handle_is_read)
 {
     pthread_t t;
@@ -731,10 +739,11 @@ GB_TEST(threads_share_the_directory_while_a_left_handle_is_read)
     atomic_store(&cycling, true);
     CHECK_EQ(pthread_create(&t, NULL, cycle_threads, NULL), 0);
     /* Read for as long as 50 threads take and give back the entry. */
-    for (int i = 0; i < 1000 || atomic_load(&cycles) < 50; i++) {
+    for (int i = 0; i < 1000 || atomic_load_explicit(&cycles, memory_order_relaxed) < 50; i++) {
         gb_region_info info;
         gb_region_info_get(left_on_a_thread, &info);
         CHECK_EQ(info.state, GB_REGION_FREED);
+        CHECK(gb__handle_entries_used() >= 1);
     }
     atomic_store(&cycling, false);
     CHECK_EQ(pthread_join(t, NULL), 0);
