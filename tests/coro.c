@@ -1452,7 +1452,7 @@ GB_TEST(a_suspended_stack_is_read_once_between_two_of_its_runs)
 {
     gb_coro *c = gb_coro_new(yield_once, NULL, 0);
     CHECK(gb_coro_resume(c));
-    uint64_t s0 = gbt_stats().pin_words_scanned;
+    uint64_t s0 = gbt_stats().pin_words_scanned, probes = gbt_stats().pin_probes;
     for (int i = 0; i < 3; i++) {
         gb_region *r = gb_enter();
         memset(gb_alloc(64), 1, 64);
@@ -1466,6 +1466,8 @@ GB_TEST(a_suspended_stack_is_read_once_between_two_of_its_runs)
     memset(gb_alloc(64), 1, 64);
     gb_leave(r);
     CHECK_EQ(gbt_stats().pin_words_scanned - s0, once);
+    /* Each of the four regions' blocks looked up in the summary. */
+    CHECK(gbt_stats().pin_probes - probes >= 4);
     CHECK(!gb_coro_resume(c));
     gb_coro_free(c);
 }
