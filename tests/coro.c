@@ -1471,3 +1471,28 @@ GB_TEST(a_suspended_stack_is_read_once_between_two_of_its_runs)
     CHECK(!gb_coro_resume(c));
     gb_coro_free(c);
 }
+
+static void resume_null(void)
+{
+    gb_coro_resume(NULL);
+}
+
+static void new_without_function(void)
+{
+    gb_coro_new(NULL, NULL, 0);
+}
+
+/* A stack as large as the address space less a page: with its guard page
+ * it overflows a size_t. */
+static void new_with_a_stack_past_the_address_space(void)
+{
+    gb_leave(gb_enter());
+    gb_coro_new(yield_once, NULL, SIZE_MAX - gb__os.page_size + 1);
+}
+
+GB_TEST(a_null_coroutine_a_null_function_and_an_impossible_stack_are_named)
+{
+    gbt_expect_death(resume_null, "gb_coro_resume: NULL coroutine");
+    gbt_expect_death(new_without_function, "gb_coro_new: NULL function");
+    gbt_expect_death(new_with_a_stack_past_the_address_space, "gb_coro_new: size overflows");
+}

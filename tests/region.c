@@ -1322,3 +1322,58 @@ GB_TEST(a_safepoint_sweeps_every_nth_time_under_stress_n)
         gb_safepoint();
     CHECK_EQ(gbt_stats().sweeps - sweeps, 3);
 }
+
+/* ------------------------------------------------------------ misuse named */
+
+static void leave_null(void)
+{
+    gb_leave(NULL);
+}
+
+/* A value with a generation, on a directory entry no thread ever took. */
+static void leave_on_an_entry_never_taken(void)
+{
+    gb_leave(gb_enter());
+    uintptr_t h = (uintptr_t)1 << GB__H_GEN_SHIFT | (uintptr_t)((1u << GB__H_PAGE_BITS) - 1) << GB__H_SLOT_BITS;
+    gb_leave((gb_region *)h);
+}
+
+GB_TEST(a_null_or_never_issued_region_handle_is_named)
+{
+    gbt_expect_death(leave_null, "gb_leave: NULL region");
+    gbt_expect_death(leave_on_an_entry_never_taken, "is not a region handle (gb_enter never returned it)");
+}
+
+static gb_options bad;
+
+static void init_bad(void)
+{
+    gb_init(&bad);
+}
+
+/* Each option holding no value of its type stops gb_init, naming it. */
+GB_TEST(an_option_outside_its_type_stops_gb_init_naming_it)
+{
+    static const struct {
+        size_t offset;
+        const char *message;
+    } cases[] = {
+        {offsetof(gb_options, blocks), "gb_init: blocks=77 is not a gb_blocks value"},
+        {offsetof(gb_options, growth), "gb_init: growth=77 is not a gb_growth value"},
+        {offsetof(gb_options, huge), "gb_init: huge=77 is not a gb_huge value"},
+        {offsetof(gb_options, populate), "gb_init: populate=77 is not a gb_populate value"},
+        {offsetof(gb_options, small), "gb_init: small=77 is not a gb_small value"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gb_options_init(&bad);
+        *(int *)((char *)&bad + cases[i].offset) = 77;
+        gbt_expect_death(init_bad, cases[i].message);
+    }
+    gb_options_init(&bad);
+    bad.first_block = 255;
+    gbt_expect_death(init_bad, "gb_init: first_block (255) must be at least 256");
+    gb_options_init(&bad);
+    bad.first_block = 64 * 1024;
+    bad.block_cap = 32 * 1024;
+    gbt_expect_death(init_bad, "gb_init: first_block (65536) must be at least 256 and at most block_cap (32768)");
+}
