@@ -1496,3 +1496,17 @@ GB_TEST(a_null_coroutine_a_null_function_and_an_impossible_stack_are_named)
     gbt_expect_death(new_without_function, "gb_coro_new: NULL function");
     gbt_expect_death(new_with_a_stack_past_the_address_space, "gb_coro_new: size overflows");
 }
+
+/* The overflow handler takes SIGBUS as well as SIGSEGV: macOS reports a
+ * touch of a guard page as SIGBUS. */
+GB_TEST(the_overflow_handler_takes_sigbus_as_well_as_sigsegv)
+{
+    GBT_SKIP_IF(GBT_SANITIZED, "the sanitizers take SIGSEGV and SIGBUS themselves");
+    gb_coro_free(gb_coro_new(yield_once, NULL, 0));
+    struct sigaction segv, bus;
+    CHECK_EQ(sigaction(SIGSEGV, NULL, &segv), 0);
+    CHECK_EQ(sigaction(SIGBUS, NULL, &bus), 0);
+    CHECK(segv.sa_flags & SA_SIGINFO);
+    CHECK(bus.sa_flags & SA_SIGINFO);
+    CHECK(bus.sa_sigaction == segv.sa_sigaction);
+}
