@@ -2,10 +2,12 @@
 #include "common.h"
 #include "internal.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1376,4 +1378,45 @@ GB_TEST(an_option_outside_its_type_stops_gb_init_naming_it)
     bad.first_block = 64 * 1024;
     bad.block_cap = 32 * 1024;
     gbt_expect_death(init_bad, "gb_init: first_block (65536) must be at least 256 and at most block_cap (32768)");
+}
+
+/* ------------------------------------------------------ the OS layer's reads */
+
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+/* Initialising reads /proc and /sys (the mapping limit, the huge page
+ * mode and size), and the resident size is read from /proc: every file
+ * opened is closed again. */
+GB_TEST(the_runtime_keeps_no_file_open_once_it_has_read_the_os)
+{
+    GBT_SKIP_IF(open_fds() < 0, "no /proc/self/fd to count open files by");
+    int before = open_fds();
+    gb_leave(gb_enter());
+    gb_resident r;
+    CHECK_EQ(gb_resident_get(&r), 0);
+    CHECK_EQ(open_fds(), before);
+}
+
+/* Linux from 5.14 has MADV_POPULATE_WRITE, and the OS layer finds it. */
+GB_TEST(the_linux_layer_finds_populate_on_a_kernel_that_has_it)
+{
+    gb_leave(gb_enter());
+    GBT_SKIP_IF(strcmp(gb__os.name, "linux") != 0, "not the Linux OS layer");
+    GBT_SKIP_IF(GBT_EMULATED, "qemu-user answers for the host's kernel");
+    struct utsname u;
+    CHECK_EQ(uname(&u), 0);
+    int major = 0, minor = 0;
+    CHECK_EQ(sscanf(u.release, "%d.%d", &major, &minor), 2);
+    bool has = major > 5 || (major == 5 && minor >= 14);
+    CHECK_EQ(gb__os.populate != NULL, has);
 }
