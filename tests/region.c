@@ -1420,3 +1420,26 @@ GB_TEST(the_linux_layer_finds_populate_on_a_kernel_that_has_it)
     bool has = major > 5 || (major == 5 && minor >= 14);
     CHECK_EQ(gb__os.populate != NULL, has);
 }
+
+/* The huge page mode the OS layer reads is the bracketed word of the
+ * kernel's file, and a mode that hands out huge pages gives a size. */
+GB_TEST(the_linux_layer_reads_the_huge_page_mode_the_kernel_says)
+{
+    gb_leave(gb_enter());
+    GBT_SKIP_IF(strcmp(gb__os.name, "linux") != 0, "not the Linux OS layer");
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f) {
+        CHECK(strcmp(gb__os.huge_mode, "none") == 0);
+        CHECK_EQ(gb__os.huge_page, 0);
+        return;
+    }
+    char line[128] = "", want[32] = "";
+    CHECK(fgets(line, sizeof line, f) != NULL);
+    fclose(f);
+    const char *open = strchr(line, '[');
+    CHECK(open != NULL && sscanf(open, "[%31[^]]]", want) == 1);
+    fprintf(stderr, "kernel: %s", line);
+    CHECK(strcmp(gb__os.huge_mode, want) == 0);
+    bool hands_out = strcmp(want, "always") == 0 || strcmp(want, "madvise") == 0;
+    CHECK_EQ(gb__os.huge_page != 0, hands_out);
+}
