@@ -712,6 +712,18 @@ teardown() {
     [ "${lines[3]}" = "protocol exact" ]
 }
 
+@test "the C reader's forked child does not print again what the reader had not flushed" {
+    # Through a pipe the reader's stdout is fully buffered: a line it
+    # printed before the fork is still in its buffer, which the forked
+    # child inherits and would print again, into the reader's pipe.
+    run "${BATS_FILE_TMPDIR}/reader" --fork
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^printed before the fork$' <<<"$output")" -eq 1 ]
+    [[ "$output" == *"stops forked 2 status 0"* ]]
+    [[ "$output" == *"protocol exact"* ]]
+}
+
 @test "the C reader's children do not settle because the reader is gated with --settle" {
     # The reader itself under gbgate run --settle has GBGATE_SETTLE_S; its
     # child must not inherit it, or each checkpoint would stop twice.

@@ -25,15 +25,22 @@
  * "ok" or "break <what breaks it>" (gbgate_line_check): the C reader's
  * grammar, beside the shell's (hostile.bats).
  *
+ * With --fork, gates a forked child that runs a function (two
+ * checkpoints), after printing a line it has not flushed yet: the line
+ * must come out once, from the reader, and never in what the child
+ * printed.
+ *
  * With --run, gates PROG ARGS... and prints "protocol <what broke it>"
  * or "protocol exact": a line of the protocol that breaks the grammar,
  * printed by any program, must be named (hostile.bats).
  *
  * Usage: reader PROG [MIB [MODE]]
  *        reader --check < LINES
+ *        reader --fork
  *        reader --run PROG [ARGS...]
  */
 #define _POSIX_C_SOURCE 200809L
+#include "gbgate.h"
 #include "gbgate_reader.h"
 
 #include <dirent.h>
@@ -149,8 +156,38 @@ static int run_any(char **argv)
     return rc == 0 ? 0 : 1;
 }
 
+/* --fork: a child forked to run a function, which makes two checkpoints,
+ * after the reader printed a line it has not flushed: the line must be
+ * printed once (the child inherits the reader's buffers). */
+static void two_rounds(void *arg)
+{
+    (void)arg;
+    gbgate_checkpoint("round-1", NULL);
+    gbgate_checkpoint("round-2", NULL);
+}
+
+static int run_forked(void)
+{
+    printf("printed before the fork\n");
+    gbgate_child c;
+    int rc = gbgate_run(&c, two_rounds, NULL, NULL, NULL, NULL);
+    /* The child's stdout is the reader's pipe: what it inherited unflushed
+     * would land there, among its own lines. */
+    if (c.out && strstr(c.out, "printed before the fork")) {
+        fputs("reader: the forked child printed again what the reader had not flushed\n", stderr);
+        rc = -1;
+    }
+    printf("stops forked %d status %d\n", c.stops, c.status);
+    printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
+    if (free_checked(&c) != 0)
+        rc = -1;
+    return rc == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--fork") == 0)
+        return run_forked();
     if (argc == 2 && strcmp(argv[1], "--check") == 0)
         return check();
     if (argc > 2 && strcmp(argv[1], "--run") == 0)
