@@ -243,20 +243,14 @@ uintptr_t gb__index_find(const gb__index *ix, const void *p, void **owner)
     return v ? v : find_in(&ix->fine, p, owner);
 }
 
-static void trim(gb__index_table *ix, bool even_if_used)
+static void release(gb__index_table *ix)
 {
-    if ((ix->count && !even_if_used) || !ix->slots || ix->slots == ix->small)
-        return;
-    table_free(ix->slots, ix->cap, ix->mapped);
-    ix->slots = ix->small;
-    ix->mapped = false;
-    ix->cap = GB__INDEX_INLINE;
-    ix->count = 0;
-    memset(ix->small, 0, sizeof ix->small);
+    if (ix->slots && ix->slots != ix->small)
+        table_free(ix->slots, ix->cap, ix->mapped);
 }
 
-void gb__index_trim(gb__index *ix, bool even_if_used)
+void gb__index_release(gb__index *ix)
 {
-    trim(&ix->fine, even_if_used);
-    trim(&ix->coarse, even_if_used);
+    release(&ix->fine);
+    release(&ix->coarse);
 }

@@ -110,9 +110,11 @@ void gb__index_remove(gb__index *ix, const void *base, size_t size, uintptr_t va
  * owner. */
 uintptr_t gb__index_find(const gb__index *ix, const void *p, void **owner);
 
-/* Frees the tables when nothing is entered, or, at thread exit, whatever
- * is (the regions of coroutines a thread never freed stay, and no thread
- * can ask about them any more). */
-void gb__index_trim(gb__index *ix, bool even_if_used);
+/* At thread exit: gives the tables back, whatever they hold (the regions
+ * of coroutines a thread never freed stay, and no thread can ask about
+ * them any more); ix is not used again. A table that comes to hold
+ * nothing before then is given back at once (gb__index_remove), so a
+ * sweep has none to give back. */
+void gb__index_release(gb__index *ix);
 
 #endif /* GB_INDEX_H */

@@ -85,7 +85,7 @@ static void at_exit(void *arg)
     gb__handle_at_exit(&t->mem);
     gb__stack_pool_trim(&t->pool);
     gb__map_cache_flush(&t->mem.cache);
-    gb__index_trim(&t->mem.index, true);
+    gb__index_release(&t->mem.index);
     gb__overflow_release(t);
     if (t->made_coros)
         gb__coro_at_exit(t);
@@ -115,7 +115,6 @@ void gb_sweep(void)
     gb__stack_pool_trim(&t->pool);
     gb__handle_trim(&t->mem); /* before the flush: its page may go to the cache */
     gb__map_cache_flush(&t->mem.cache);
-    gb__index_trim(&t->mem.index, false);
     gb__map_retry_unmaps();
 }
 
