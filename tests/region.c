@@ -1291,6 +1291,11 @@ GB_TEST(an_exiting_threads_address_index_goes_back_though_it_still_names_blocks)
 
 static void (*first_call)(void);
 
+static void first_use_by_region_of(void)
+{
+    (void)gb_region_of(&first_call);
+}
+
 static void first_call_then_other_settings(void)
 {
     first_call();
@@ -1300,12 +1305,12 @@ static void first_call_then_other_settings(void)
     gb_init(&o);
 }
 
-/* A sweep or a safepoint as the process's first call into the runtime is
- * its first use, as any call is: gb_init asking for other settings after
- * it stops. */
+/* A sweep, a safepoint or an address looked up as the process's first
+ * call into the runtime is its first use, as any call is: gb_init asking
+ * for other settings after it stops. */
 GB_TEST(a_sweep_or_a_safepoint_as_the_first_call_is_the_first_use)
 {
-    void (*calls[])(void) = {gb_sweep, gb_safepoint};
+    void (*calls[])(void) = {gb_sweep, gb_safepoint, first_use_by_region_of};
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
         first_call = calls[i];
         gbt_expect_death(first_call_then_other_settings, "set first by the first call into the runtime");
@@ -1338,6 +1343,24 @@ static void leave_on_an_entry_never_taken(void)
     gb_leave(gb_enter());
     uintptr_t h = (uintptr_t)1 << GB__H_GEN_SHIFT | (uintptr_t)((1u << GB__H_PAGE_BITS) - 1) << GB__H_SLOT_BITS;
     gb_leave((gb_region *)h);
+}
+
+/* Output printed before a misuse, still in stdout's buffer (stdout fully
+ * buffered, as under a pipe), and then the misuse. */
+static void print_then_leave_null(void)
+{
+    static char buf[4096];
+    dup2(2, 1); /* stdout into what the test reads */
+    setvbuf(stdout, buf, _IOFBF, sizeof buf);
+    printf("printed before the mistake\n");
+    leave_null();
+}
+
+/* What the program printed before the misuse is kept: stopping flushes
+ * stdout before abort() would drop its buffer. */
+GB_TEST(what_was_printed_before_a_misuse_is_kept_when_it_stops)
+{
+    gbt_expect_death(print_then_leave_null, "printed before the mistake");
 }
 
 GB_TEST(a_null_or_never_issued_region_handle_is_named)
