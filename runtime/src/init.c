@@ -224,8 +224,9 @@ static void describe_one(char *buf, size_t size, const char *name, const char *w
 }
 
 /* Appends, to in_force and asked (empty strings the caller gives), each
- * setting on which a and b differ, and returns how many do. threshold_fixed is an effect of the first
- * init, not a setting, and is not compared. */
+ * setting on which a and b differ, and returns how many do.
+ * threshold_fixed is an effect of the first init, not a setting, and is
+ * not compared. */
 static int differences(const gb__config *a, const gb__config *b, char *in_force, char *asked, size_t size)
 {
     int n = 0;
