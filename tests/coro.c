@@ -1294,21 +1294,15 @@ static void overflow_under_an_abort_handler(void)
     overflow();
 }
 
-static int status_of(void (*fn)(void))
-{
-    char err[4096];
-    return gbt_in_child_capturing(fn, err, sizeof err);
-}
-
 /* A fault that is no coroutine's overflow goes to the handler that was
  * there before the runtime's; an overflow ends the process by SIGABRT,
  * whatever handler the application set for it. */
 GB_TEST(the_overflow_handler_passes_other_faults_on_and_aborts_for_its_own)
 {
     GBT_SKIP_IF(GBT_SANITIZED, "the sanitizers take SIGSEGV themselves (handle_segv)");
-    int st = status_of(fault_outside_coroutines);
+    int st = gbt_in_child(fault_outside_coroutines);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42);
-    st = status_of(overflow_under_an_abort_handler);
+    st = gbt_in_child(overflow_under_an_abort_handler);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 }
 

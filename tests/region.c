@@ -1149,13 +1149,21 @@ static void first_use_under_env(void)
     exit(0);
 }
 
-static void expect_env_gives(const char *var, const char *value, const char *(*name)(void), const char *want)
+/* Runs fn in a child, which must exit 0; what names the case if not. */
+static void expect_child_passes(void (*fn)(void), const char *what)
 {
     char err[4096];
-    env_var = var, env_value = value, env_name = name, env_want = want;
-    int status = gbt_in_child_capturing(first_use_under_env, err, sizeof err);
+    int status = gbt_in_child_capturing(fn, err, sizeof err);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        gbt_fail(__FILE__, __LINE__, "%s=%s: status %d; stderr:\n%s", var, value, status, err);
+        gbt_fail(__FILE__, __LINE__, "%s: status %d; stderr:\n%s", what, status, err);
+}
+
+static void expect_env_gives(const char *var, const char *value, const char *(*name)(void), const char *want)
+{
+    char what[128];
+    env_var = var, env_value = value, env_name = name, env_want = want;
+    snprintf(what, sizeof what, "%s=%s", var, value);
+    expect_child_passes(first_use_under_env, what);
 }
 
 /* Each word of GB_BLOCKS and GB_GROW means its value, "auto" and an empty
@@ -1207,11 +1215,10 @@ GB_TEST(a_setting_read_first_is_the_one_in_force)
 {
     const char *(*readers[])(void) = {gb_blocks_name, gb_growth_name, gb_populate_name, huge_page_word};
     for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
-        char err[4096];
+        char what[32];
         read_first = readers[i];
-        int status = gbt_in_child_capturing(read_before_any_other_call, err, sizeof err);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            gbt_fail(__FILE__, __LINE__, "reader %zu: status %d; stderr:\n%s", i, status, err);
+        snprintf(what, sizeof what, "reader %zu", i);
+        expect_child_passes(read_before_any_other_call, what);
     }
 }
 

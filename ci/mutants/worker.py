@@ -242,10 +242,9 @@ class Worker:
             res = runner.run(spec, {}, limit, rss, self.running, os.path.join(self.home, "test.log"))
             m.tests_run += len(batch)
             m.test_seconds += res.seconds
-            who = batch[0] if len(batch) == 1 else runner.first_failed(spec, res.text) or "%s (one of %d)" % (
-                batch[0], len(batch))
+            failed = runner.first_failed(spec, res.text)
+            who = batch[0] if len(batch) == 1 else failed or "%s (one of %d)" % (batch[0], len(batch))
             if res.status != runner.PASS and res.status != runner.SKIP:
-                failed = runner.first_failed(spec, res.text)
                 m.extra["killer"] = [failed] if failed else batch
             if res.status in (runner.FAIL, runner.MEMORY):
                 m.verdict = KILLED
