@@ -88,8 +88,10 @@ static ctx g_main;
  * record the bounds ASan reports for it. */
 static ctx *g_from;
 
-/* Contexts are made and freed on main's stack only, so they may check. */
-static void ctx_make(ctx *c, void (*entry)(void *), void *arg)
+/* Contexts are made and freed on main's stack only, so they may check. A
+ * fill of 0 or more writes every byte of the stack with it first, as a
+ * stack given out again would hold its last user's bytes. */
+static void ctx_make_over(ctx *c, void (*entry)(void *), void *arg, int fill)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t size = T_STACK_BYTES + page;
@@ -104,7 +106,14 @@ static void ctx_make(ctx *c, void (*entry)(void *), void *arg)
     c->lo = (unsigned char *)m + page;
     c->top = (unsigned char *)m + size;
     c->vg_id = gb__vg_register(c->lo, c->top);
+    if (fill >= 0)
+        memset(c->lo, fill, (size_t)(c->top - c->lo));
     c->sp = gb__switch_init(c->top, entry, arg);
+}
+
+static void ctx_make(ctx *c, void (*entry)(void *), void *arg)
+{
+    ctx_make_over(c, entry, arg, -1);
 }
 
 static void ctx_free(ctx *c)
@@ -567,6 +576,23 @@ GB_TEST(a_scan_of_a_fresh_stack_finds_its_entry_and_arg)
     CHECK(scan_has(&rg_a, (uint64_t)(uintptr_t)&rg_a));
     CHECK(scan_has(&rg_a, (uint64_t)(uintptr_t)rg_entry));
     ctx_free(&rg_a);
+}
+
+/* Every byte of a new frame is set by switch_init: one built over a stack
+ * full of old bytes is the one built over a fresh, zeroed stack, so a
+ * conservative scan of a coroutine that has not run finds only its entry
+ * and arg, never what the stack's last user left there. */
+GB_TEST(a_new_frame_is_the_same_whatever_its_stack_held)
+{
+    ctx fresh, used;
+    ctx_make(&fresh, rg_entry, &rg_a);
+    ctx_make_over(&used, rg_entry, &rg_a, 0xa5);
+    size_t bytes = (size_t)(fresh.top - (unsigned char *)fresh.sp);
+    CHECK_EQ(bytes, (size_t)(used.top - (unsigned char *)used.sp));
+    CHECK(bytes > 0);
+    CHECK_EQ(memcmp(fresh.sp, used.sp, bytes), 0);
+    ctx_free(&fresh);
+    ctx_free(&used);
 }
 
 /* rbx, rbp and r12-r15 on x86-64; x19-x29 on arm64. */

@@ -8,6 +8,7 @@
  * threshold is dynamic, and a program build fixes it (see fix/threshold.c).
  */
 #define _GNU_SOURCE
+#include "linux.h"
 #include "os.h"
 #include "proc.h"
 #include "unix.h"
@@ -18,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -67,9 +67,9 @@ static void *linux_remap(void *p, size_t old_n, size_t new_n)
     return q == MAP_FAILED ? NULL : q;
 }
 
-static size_t linux_map_limit(void)
+size_t gb__linux_map_limit(const char *path)
 {
-    FILE *f = fopen("/proc/sys/vm/max_map_count", "re");
+    FILE *f = fopen(path, "re");
     if (!f)
         return 65530; /* the kernel's default, when /proc is not mounted */
     unsigned long long v = 0;
@@ -78,12 +78,10 @@ static size_t linux_map_limit(void)
     return got == 1 && v > 0 ? (size_t)v : 65530;
 }
 
-/* The THP mode: the bracketed word of "always [madvise] never", copied to
- * mode (at least 16 bytes); "none" when the kernel has no such file. */
-static void thp_mode(char *mode, size_t n)
+void gb__linux_thp_mode(const char *path, char *mode, size_t n)
 {
     snprintf(mode, n, "none");
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
+    FILE *f = fopen(path, "re");
     if (!f)
         return;
     char line[128];
@@ -95,13 +93,11 @@ static void thp_mode(char *mode, size_t n)
     fclose(f);
 }
 
-/* The huge page size for the mode: hpage_pmd_size when THP hands any out
- * (2 MiB, the x86-64 value, if the kernel predates that file), else 0. */
-static size_t thp_size(const char *mode, size_t page)
+size_t gb__linux_thp_size(const char *path, const char *mode, size_t page)
 {
     if (strcmp(mode, "always") != 0 && strcmp(mode, "madvise") != 0)
         return 0;
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "re");
+    FILE *f = fopen(path, "re");
     unsigned long long v = 2u << 20;
     if (f) {
         if (fscanf(f, "%llu", &v) != 1)
@@ -115,10 +111,9 @@ static size_t thp_size(const char *mode, size_t page)
 void gb__os_init(void)
 {
     static char mode[16];
-    long ps = sysconf(_SC_PAGESIZE);
-    size_t page = ps > 0 ? (size_t)ps : 4096;
-    thp_mode(mode, sizeof mode);
-    size_t huge = thp_size(mode, page);
+    size_t page = gb__unix_page_size();
+    gb__linux_thp_mode(GB__LINUX_THP_ENABLED, mode, sizeof mode);
+    size_t huge = gb__linux_thp_size(GB__LINUX_THP_PMD_SIZE, mode, page);
     gb__os = (gb__os_table){
         .map = gb__unix_map,
         .unmap = gb__unix_unmap,
@@ -132,7 +127,7 @@ void gb__os_init(void)
         .page_size = page,
         .huge_page = huge,
         .huge_mode = mode,
-        .map_limit = linux_map_limit(),
+        .map_limit = gb__linux_map_limit(GB__LINUX_MAP_COUNT),
         .name = "linux",
 #if defined(__GLIBC__)
         .malloc_threshold_tunable = true,
