@@ -1172,6 +1172,103 @@ GB_TEST(a_witness_that_lets_go_of_its_region_lets_the_next_sweep_free_it)
     check_all_given_back();
 }
 
+/* The same two pinners, but the one that runs lets go of the pointer
+ * before it frees the witness: the region is tried while it runs, its live
+ * frames hold nothing that points into the region, and the region is
+ * freed there and then, not kept until the coroutine yields. The pointer
+ * is held in a frame below the coroutine's own, which the scrub clears
+ * once it has returned: an unoptimised build keeps copies of a value it
+ * passes in its frame's spill slots, where no assignment reaches. */
+__attribute__((noinline)) static void hold_across_the_leave(let_go_case *k)
+{
+    const unsigned char *volatile p = (const unsigned char *)(k->enc ^ LET_GO_KEY);
+    gb_coro_yield(); /* the thread leaves the region: this frame pins it */
+    k->read_back = let_go_read(p);
+    p = NULL;
+}
+
+static void let_go_then_free_the_witness(void *arg)
+{
+    let_go_case *k = arg;
+    hold_across_the_leave(k);
+    scrub_below(); /* let go */
+    k->tries_before = gbt_stats().pin_tries;
+    gb_coro_free(k->witness); /* the region is tried while we run */
+    k->witness = NULL;
+    gb_region_info_get(k->r, &k->running);
+    gb_stats s = gbt_stats();
+    k->retired_running = s.regions_retired;
+    k->tries_running = s.pin_tries;
+    gb_coro_yield();
+}
+
+GB_TEST(a_running_coroutine_that_let_go_lets_the_witness_free_its_region)
+{
+    let_go_case k;
+    memset(&k, 0, sizeof k);
+    k.r = gb_enter();
+    unsigned char *buf = gb_alloc(LET_GO_BYTES);
+    for (size_t i = 0; i < LET_GO_BYTES; i++)
+        buf[i] = let_go_byte(i);
+    k.enc = (uintptr_t)buf ^ LET_GO_KEY;
+    buf = NULL;
+    gb_coro *c = gb_coro_new(let_go_then_free_the_witness, &k, 0);
+    CHECK(gb_coro_resume(c));
+    k.witness = gb_coro_new(gbs_hold_forever, (void *)(k.enc ^ LET_GO_KEY), 0);
+    CHECK(gb_coro_resume(k.witness));
+    gb_region *scratch = gb_enter();
+    memset(gb_alloc(5000), 1, 5000);
+    gb_leave(scratch); /* asks both stacks: their summaries hold the pointer */
+    gb_leave(k.r);
+    gb_region_info i;
+    gb_region_info_get(k.r, &i);
+    CHECK_EQ(i.state, GB_REGION_RETIRED);
+    CHECK(i.pinned_by == k.witness);
+    CHECK(gb_coro_resume(c)); /* lets go, frees the witness, yields */
+    CHECK(k.read_back);
+    CHECK(k.tries_running > k.tries_before);
+    CHECK_EQ(k.running.state, GB_REGION_FREED);
+    CHECK_EQ(k.retired_running, 0);
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
+    check_all_given_back();
+}
+
+/* A frozen stack that holds the address of a block's header, and nothing
+ * past it, pins nothing: the header is the runtime's, never a program's
+ * (region.h), and the runtime's own frames hold it while they walk a
+ * region's blocks. The same stack holding the first byte past the header
+ * pins the region. */
+static void hold_word(void *arg)
+{
+    volatile uintptr_t w = (uintptr_t)arg;
+    gb_coro_yield();
+    (void)w;
+}
+
+static gb_region_state state_when_held_at(size_t past_the_header)
+{
+    gb_region *h = gb_enter();
+    memset(gb_alloc(1000), 1, 1000);
+    const gb_region *r = gb__handle_region("tests/coro.c", &gb__self()->mem, h);
+    uintptr_t word = (uintptr_t)r->blocks + GB__BLOCK_HDR + past_the_header - 1;
+    gb_coro *c = gb_coro_new(hold_word, (void *)word, 0);
+    CHECK(gb_coro_resume(c));
+    gb_leave(h);
+    gb_region_info i;
+    gb_region_info_get(h, &i);
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
+    return i.state;
+}
+
+GB_TEST(a_frozen_stack_that_holds_only_a_block_header_pins_nothing)
+{
+    CHECK_EQ(state_when_held_at(0), GB_REGION_FREED);
+    CHECK_EQ(state_when_held_at(1), GB_REGION_RETIRED);
+    check_all_given_back();
+}
+
 /* A running coroutine whose only pointer into a retired region is to the
  * first element of a compacted vec, the very first byte of the vec's
  * arena: the region stays while it runs, and the element reads back. */

@@ -1090,8 +1090,10 @@ static void *spaced_map(size_t n, size_t align)
 }
 
 /* What pins a region to a suspended stack (pin.c) is this answer: every
- * byte of its blocks and arenas is held; the byte before each and the
- * byte just past it, which are no chunk's here, are not. */
+ * byte of its blocks past their headers and of its arenas is held; the
+ * last byte of a header, the byte before each arena, and the byte just
+ * past each chunk, which are no chunk's here, are not. A header is the
+ * runtime's: no allocation returns it. */
 GB_TEST(a_region_holds_exactly_the_bytes_of_its_blocks_and_arenas)
 {
     gb_options o;
@@ -1111,8 +1113,9 @@ GB_TEST(a_region_holds_exactly_the_bytes_of_its_blocks_and_arenas)
     const gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
     int blocks = 0, arenas = 0;
     for (const gb__block *b = r->blocks; b; b = b->next, blocks++) {
-        const char *base = b->chunk.base, *end = base + b->chunk.size;
-        CHECK(gb__region_contains(r, base) && gb__region_contains(r, end - 1));
+        const char *base = b->chunk.base, *data = base + GB__BLOCK_HDR, *end = base + b->chunk.size;
+        CHECK(gb__region_contains(r, data) && gb__region_contains(r, end - 1));
+        CHECK(!gb__region_contains(r, base) && !gb__region_contains(r, data - 1));
         CHECK(!gb__region_contains(r, base - 1) && !gb__region_contains(r, end));
     }
     GB__ARENA_EACH(a, r) {

@@ -518,7 +518,7 @@ bool gb__region_contains(const gb_region *r, const void *p)
 {
     const char *c = p;
     for (const gb__block *b = r->blocks; b; b = b->next)
-        if (c >= (const char *)b->chunk.base && c < (const char *)b->chunk.base + b->chunk.size)
+        if (c >= (const char *)b + GB__BLOCK_HDR && c < (const char *)b + b->chunk.size)
             return true;
     GB__ARENA_EACH(a, r)
         if (c >= (const char *)a->chunk.base && c < (const char *)a->chunk.base + a->chunk.size)

@@ -185,8 +185,11 @@ void *gb__region_try_alloc(const char *who, gb_region *r, size_t n);
  * NULL when the memory cannot be had, p and r unchanged; else it stops. */
 void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, size_t new_n, bool try);
 
-/* True when p points into one of r's blocks or arenas: what a pin check
- * asks of each word. */
+/* True when p points into the memory of r that a program may hold: past
+ * the header of one of its blocks, or into one of its arenas. What a pin
+ * check asks of each word; a block's header is the runtime's own, which
+ * its frames hold while they walk a region's blocks, and which no
+ * allocation ever returns. */
 bool gb__region_contains(const gb_region *r, const void *p);
 
 /* Pops the innermost region of s, which must have one, and returns it, on

@@ -85,8 +85,9 @@ bool gb__fix_coro_points_into(gb_coro *c, const gb_region *r)
 {
     if (!c->summary_valid)
         build_summary(c);
+    /* A block's header is not memory a program holds (region.h). */
     for (const gb__block *b = r->blocks; b; b = b->next)
-        if (summary_has_range(c, (uintptr_t)b->chunk.base, (uintptr_t)b->chunk.base + b->chunk.size))
+        if (summary_has_range(c, (uintptr_t)b + GB__BLOCK_HDR, (uintptr_t)b + b->chunk.size))
             return true;
     GB__ARENA_EACH(a, r)
         if (summary_has_range(c, (uintptr_t)a->chunk.base, (uintptr_t)a->chunk.base + a->chunk.size))
