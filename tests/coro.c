@@ -1234,6 +1234,51 @@ GB_TEST(a_running_coroutine_that_let_go_lets_the_witness_free_its_region)
     check_all_given_back();
 }
 
+/* As the let-go case's runner, but it keeps the pointer in a callee-saved
+ * register alone while it frees the witness: the live scan, which starts
+ * in the runtime's frames, must see that register, whether or not some
+ * call between saved it on the stack. */
+static void hold_in_register_and_free_the_witness(void *arg)
+{
+    let_go_case *k = arg;
+    register uintptr_t p __asm__(SAVED_REG) = k->enc ^ LET_GO_KEY;
+    __asm__ volatile("" : "+r"(p));
+    gb_coro_yield(); /* the thread leaves the region */
+    __asm__ volatile("" : "+r"(p));
+    gb_coro *w = k->witness;
+    k->witness = NULL;
+    gb_coro_free(w); /* the region is tried while we run */
+    __asm__ volatile("" : "+r"(p));
+    gb_region_info_get(k->r, &k->running);
+    __asm__ volatile("" : "+r"(p));
+    k->read_back = let_go_read((const unsigned char *)p);
+}
+
+GB_TEST(a_running_coroutine_keeps_a_region_it_points_into_from_a_saved_register)
+{
+    let_go_case k;
+    memset(&k, 0, sizeof k);
+    k.r = gb_enter();
+    unsigned char *buf = gb_alloc(LET_GO_BYTES);
+    for (size_t i = 0; i < LET_GO_BYTES; i++)
+        buf[i] = let_go_byte(i);
+    k.enc = (uintptr_t)buf ^ LET_GO_KEY;
+    buf = NULL;
+    gb_coro *c = gb_coro_new(hold_in_register_and_free_the_witness, &k, 0);
+    CHECK(gb_coro_resume(c));
+    k.witness = gb_coro_new(gbs_hold_forever, (void *)(k.enc ^ LET_GO_KEY), 0);
+    CHECK(gb_coro_resume(k.witness));
+    gb_region *scratch = gb_enter();
+    memset(gb_alloc(5000), 1, 5000);
+    gb_leave(scratch); /* asks both stacks: their summaries hold the pointer */
+    gb_leave(k.r);
+    CHECK(!gb_coro_resume(c));
+    CHECK_EQ(k.running.state, GB_REGION_RETIRED);
+    CHECK(k.read_back);
+    gb_coro_free(c);
+    check_all_given_back();
+}
+
 /* A frozen stack that holds the address of a block's header, and nothing
  * past it, pins nothing: the header is the runtime's, never a program's
  * (region.h), and the runtime's own frames hold it while they walk a
