@@ -678,6 +678,20 @@ teardown() {
     (($(cut -d' ' -f3 <<<"${lines[5]}") > 128 * 1024))
 }
 
+@test "the C reader says how much of a reading is LazyFree (Linux)" {
+    [[ "$(uname -s)" == Linux ]] || skip "LazyFree is Linux's"
+    # 32 MiB given back with MADV_FREE stay resident until the kernel wants
+    # them: the reading holds them, and says they are lazily free.
+    run "${BATS_FILE_TMPDIR}/reader" "${PROG}" 32 lazy
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[1]}" = "stops lazy 1 status 0" ]
+    [[ "${lines[0]}" =~ ^lazy\ left\ ([0-9]+)\ lazyfree\ ([0-9]+)$ ]]
+    local rss="${BASH_REMATCH[1]}" lazy="${BASH_REMATCH[2]}"
+    # The kernel may take some back at once when memory is short; most stay.
+    ((lazy >= 16 * 1024 && lazy <= rss))
+}
+
 @test "the C reader reads a child whose checkpoints the helper makes" {
     # A bash child that checkpoints with gbgate checkpoint: the helper
     # needs GBGATE_PID (and the stops file) from the reader, and each
@@ -710,6 +724,22 @@ teardown() {
     [[ "${lines[1]}" =~ ^loud\ round-2\ [1-9][0-9]*$ ]]
     [ "${lines[2]}" = "stops loud 2 status 0" ]
     [ "${lines[3]}" = "protocol exact" ]
+}
+
+@test "the C reader, interrupted by signals while it waits for the child's last output, loses none of it" {
+    # The child's checkpoint line is its first; then it leaves a process
+    # behind that prints later, holding the pipe open: the reader's last
+    # read blocks until then, under a signal every millisecond.
+    local child="${BATS_TEST_TMPDIR}/late"
+    printf '#!/usr/bin/env bash\nset -e\n"%s" checkpoint round-1\n(sleep 0.3; echo printed-late) &\n' \
+        "${GBGATE}" >"${child}"
+    chmod +x "${child}"
+    run "${BATS_FILE_TMPDIR}/reader" --run-interrupted "${child}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "protocol exact" ]
+    [ "${lines[1]}" = "ticks some" ]
+    [ "${lines[2]}" = "printed after its line: printed-late" ]
 }
 
 @test "the C reader's forked child does not print again what the reader had not flushed" {

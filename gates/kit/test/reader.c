@@ -19,7 +19,13 @@
  * Every mode checks, besides, that each reading's peak (Linux VmHWM) is
  * not below its resident size, that gbgate_child_free leaves the child
  * empty and its output unmapped, and that a run leaves no descriptor
- * open; it fails, saying which, if not.
+ * open and no more than 128 KiB more mapped (Linux); it fails, saying
+ * which, if not.
+ *
+ * MODE lazy runs "prog lazy MIB", which gives its MIB back with MADV_FREE
+ * before its one checkpoint, and prints "lazy left <rss_kib> lazyfree
+ * <lazyfree_kib>": the pages stay resident, and the reader must say how
+ * much of the reading they are (Linux).
  *
  * With --check, reads lines from its standard input and prints for each
  * "ok" or "break <what breaks it>" (gbgate_line_check): the C reader's
@@ -34,10 +40,16 @@
  * or "protocol exact": a line of the protocol that breaks the grammar,
  * printed by any program, must be named (hostile.bats).
  *
+ * With --run-interrupted, the same under a timer that signals the reader
+ * every millisecond, with a handler that does not restart its calls, and
+ * prints what the program printed after its protocol line: the reader's
+ * reads end early with EINTR, and must go on, losing nothing.
+ *
  * Usage: reader PROG [MIB [MODE]]
  *        reader --check < LINES
  *        reader --fork
  *        reader --run PROG [ARGS...]
+ *        reader --run-interrupted PROG [ARGS...]
  */
 #define _POSIX_C_SOURCE 200809L
 #include "gbgate.h"
@@ -47,8 +59,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 /* How many descriptors the process has open (Linux: /proc/self/fd, less
@@ -67,6 +81,24 @@ static int open_fds(void)
 #else
     return -1;
 #endif
+}
+
+/* The size of the process's address space in KiB (Linux VmSize); -1
+ * elsewhere. */
+static long mapped_kib(void)
+{
+    long kib = -1;
+#if defined(__linux__)
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmSize:", 7) == 0)
+            kib = strtol(line + 7, NULL, 10);
+    fclose(f);
+#endif
+    return kib;
 }
 
 /* gbgate_child_free, and whether it left c empty with the mapping of what
@@ -90,6 +122,7 @@ static int free_checked(gbgate_child *c)
 static int run(const char *prog, const char *mode, const char *mib)
 {
     int fds_before = open_fds();
+    long mapped_before = mapped_kib();
     int settle = strcmp(mode, "settle") == 0;
     char *args[] = {(char *)prog, settle ? "frees" : (char *)mode, (char *)mib, "2", NULL};
     gbgate_child c;
@@ -123,6 +156,28 @@ static int run(const char *prog, const char *mode, const char *mib)
         fprintf(stderr, "reader: %d descriptors open before the run, %d after\n", fds_before, open_fds());
         rc = -1;
     }
+    /* The buffer that held what the child printed, grown as it printed,
+     * is unmapped whole: what is left is the C library's own (a stdio
+     * buffer, a heap grown by a few pages). */
+    long mapped_after = mapped_kib();
+    if (mapped_after > mapped_before + 128) {
+        fprintf(stderr, "reader: %ld KiB mapped before the run, %ld after\n", mapped_before, mapped_after);
+        rc = -1;
+    }
+    return rc;
+}
+
+/* MODE lazy: one checkpoint, "left", after MIB given back with MADV_FREE. */
+static int run_lazy(const char *prog, const char *mib)
+{
+    char *args[] = {(char *)prog, "lazy", (char *)mib, NULL};
+    gbgate_child c;
+    int rc = gbgate_run(&c, NULL, NULL, prog, args, NULL);
+    const gbgate_mem *mem = gbgate_mem_at(&c, "left");
+    printf("lazy left %ld lazyfree %ld\n", mem ? mem->rss_kib : -1L, mem ? mem->lazyfree_kib : -1L);
+    printf("stops lazy %d status %d\n", c.stops, c.status);
+    if (free_checked(&c) != 0)
+        rc = -1;
     return rc;
 }
 
@@ -151,6 +206,39 @@ static int run_any(char **argv)
     gbgate_child c;
     int rc = gbgate_run(&c, NULL, NULL, argv[0], argv, NULL);
     printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
+    if (free_checked(&c) != 0)
+        rc = -1;
+    return rc == 0 ? 0 : 1;
+}
+
+static volatile sig_atomic_t ticks;
+
+static void tick(int sig)
+{
+    (void)sig;
+    ticks++;
+}
+
+/* --run-interrupted: --run under a timer whose signal interrupts the
+ * reader's calls (no SA_RESTART). */
+static int run_interrupted(char **argv)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = tick;
+    sigemptyset(&sa.sa_mask);
+    struct itimerval every_ms = {{0, 1000}, {0, 1000}}, off = {{0, 0}, {0, 0}};
+    if (sigaction(SIGALRM, &sa, NULL) != 0 || setitimer(ITIMER_REAL, &every_ms, NULL) != 0) {
+        perror("reader: the timer");
+        return 1;
+    }
+    gbgate_child c;
+    int rc = gbgate_run(&c, NULL, NULL, argv[0], argv, NULL);
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
+    printf("ticks %s\n", ticks > 0 ? "some" : "none");
+    const char *after = c.out ? strstr(c.out, "\n") : NULL;
+    printf("printed after its line: %s", after ? after + 1 : "(nothing)\n");
     if (free_checked(&c) != 0)
         rc = -1;
     return rc == 0 ? 0 : 1;
@@ -192,11 +280,15 @@ int main(int argc, char **argv)
         return check();
     if (argc > 2 && strcmp(argv[1], "--run") == 0)
         return run_any(argv + 2);
+    if (argc > 2 && strcmp(argv[1], "--run-interrupted") == 0)
+        return run_interrupted(argv + 2);
     if (argc < 2) {
         fputs("usage: reader PROG [MIB [MODE]]\n", stderr);
         return 2;
     }
     const char *mib = argc > 2 ? argv[2] : "64";
+    if (argc > 3 && strcmp(argv[3], "lazy") == 0)
+        return run_lazy(argv[1], mib) == 0 ? 0 : 1;
     if (argc > 3)
         return run(argv[1], argv[3], mib) == 0 ? 0 : 1;
     const char *modes[] = {"frees", "keeps"};
