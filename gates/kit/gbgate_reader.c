@@ -321,9 +321,13 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
      * process (gbgate checkpoint): the helper takes a higher count as the
      * proof that its stop happened, when the parent read and continued
      * the child between two of its polls. */
-    char stops_path[] = "/tmp/gbgate-stops-XXXXXX";
+    char stops_path[4096];
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp || strlen(tmp) > sizeof stops_path - 32)
+        tmp = "/tmp";
+    snprintf(stops_path, sizeof stops_path, "%s/gbgate-stops-XXXXXX", tmp);
     int stops_fd = fn ? -1 : mkstemp(stops_path);
-    static char stops_env[64];
+    static char stops_env[sizeof "GBGATE_STOPS_FILE=" + sizeof stops_path];
     if (stops_fd >= 0) {
         snprintf(stops_env, sizeof stops_env, "GBGATE_STOPS_FILE=%s", stops_path);
         (void)write(stops_fd, "0\n", 2);
@@ -365,9 +369,12 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
     for (;;) {
         struct pollfd p = {.fd = fds[0], .events = POLLIN};
         (void)poll(&p, 1, 5);
-        drain(fds[0], &b);
         int st;
         pid_t w = waitpid(pid, &st, WNOHANG | WUNTRACED);
+        /* After the wait, never before: a child that stopped flushed its
+         * line first, so all of it is in the pipe now; one that runs has
+         * its output taken, so that a full pipe never blocks it. */
+        drain(fds[0], &b);
         if (w == 0)
             continue;
         if (w < 0) {
@@ -380,9 +387,6 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
             if (c->stops < GBGATE_MAX_STOPS)
                 c->mem[c->stops] = gbgate_read(pid);
             c->stops++;
-            /* The child flushed its line before it stopped, so all of it
-             * is in the pipe now. */
-            drain(fds[0], &b);
             int n = lines_printed(&b);
             if (n > c->stops)
                 protocol_break(c,

@@ -739,7 +739,29 @@ teardown() {
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "protocol exact" ]
     [ "${lines[1]}" = "ticks some" ]
-    [ "${lines[2]}" = "printed after its line: printed-late" ]
+    [ "${lines[2]}" = "printed:" ]
+    [ "${lines[4]}" = "printed-late" ]
+}
+
+@test "the C reader's stops file holds the stops it has read, each written before it continues the child, and goes with the run" {
+    # A child that reads the file (GBGATE_STOPS_FILE) before its first
+    # checkpoint and after each: the helper takes a count above the one it
+    # read as the proof of its stop. The file is made in TMPDIR.
+    local child="${BATS_TEST_TMPDIR}/counts" tmp="${BATS_TEST_TMPDIR}/tmp"
+    mkdir "${tmp}"
+    printf '#!/usr/bin/env bash\nset -e\necho "before $(cat "$GBGATE_STOPS_FILE")"\n"%s" checkpoint round-1\necho "after-1 $(cat "$GBGATE_STOPS_FILE")"\n"%s" checkpoint round-2\necho "after-2 $(cat "$GBGATE_STOPS_FILE")"\necho "file $GBGATE_STOPS_FILE"\n' \
+        "${GBGATE}" "${GBGATE}" >"${child}"
+    chmod +x "${child}"
+    TMPDIR="${tmp}" run "${BATS_FILE_TMPDIR}/reader" --run-printing "${child}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "protocol exact" ]
+    [ "${lines[1]}" = "printed:" ]
+    [ "${lines[2]}" = "before 0" ]
+    [ "${lines[4]}" = "after-1 1" ]
+    [ "${lines[6]}" = "after-2 2" ]
+    [[ "${lines[7]}" == "file ${tmp}/gbgate-stops-"* ]]
+    [ -z "$(ls -A "${tmp}")" ]
 }
 
 @test "the C reader's forked child does not print again what the reader had not flushed" {

@@ -40,15 +40,17 @@
  * or "protocol exact": a line of the protocol that breaks the grammar,
  * printed by any program, must be named (hostile.bats).
  *
- * With --run-interrupted, the same under a timer that signals the reader
- * every millisecond, with a handler that does not restart its calls, and
- * prints what the program printed after its protocol line: the reader's
- * reads end early with EINTR, and must go on, losing nothing.
+ * With --run-printing, prints then "printed:" and what the program
+ * printed. With --run-interrupted, does so under a timer that signals the
+ * reader every millisecond, with a handler that does not restart its
+ * calls, and prints "ticks some" once it fired: the reader's reads end
+ * early with EINTR, and must go on, losing nothing.
  *
  * Usage: reader PROG [MIB [MODE]]
  *        reader --check < LINES
  *        reader --fork
  *        reader --run PROG [ARGS...]
+ *        reader --run-printing PROG [ARGS...]
  *        reader --run-interrupted PROG [ARGS...]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -199,18 +201,6 @@ static int check(void)
     return 0;
 }
 
-/* --run: gates PROG ARGS... as a child and prints what broke its
- * protocol, or "protocol exact". */
-static int run_any(char **argv)
-{
-    gbgate_child c;
-    int rc = gbgate_run(&c, NULL, NULL, argv[0], argv, NULL);
-    printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
-    if (free_checked(&c) != 0)
-        rc = -1;
-    return rc == 0 ? 0 : 1;
-}
-
 static volatile sig_atomic_t ticks;
 
 static void tick(int sig)
@@ -219,26 +209,32 @@ static void tick(int sig)
     ticks++;
 }
 
-/* --run-interrupted: --run under a timer whose signal interrupts the
- * reader's calls (no SA_RESTART). */
-static int run_interrupted(char **argv)
+/* --run: gates PROG ARGS... as a child and prints what broke its
+ * protocol, or "protocol exact"; printing, then "printed:" and what the
+ * child printed; interrupted, under a timer whose signal interrupts the
+ * reader's calls (no SA_RESTART), and "ticks some" once it fired. */
+static int run_any(char **argv, int printing, int interrupted)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = tick;
-    sigemptyset(&sa.sa_mask);
     struct itimerval every_ms = {{0, 1000}, {0, 1000}}, off = {{0, 0}, {0, 0}};
-    if (sigaction(SIGALRM, &sa, NULL) != 0 || setitimer(ITIMER_REAL, &every_ms, NULL) != 0) {
-        perror("reader: the timer");
-        return 1;
+    if (interrupted) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = tick;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGALRM, &sa, NULL) != 0 || setitimer(ITIMER_REAL, &every_ms, NULL) != 0) {
+            perror("reader: the timer");
+            return 1;
+        }
     }
     gbgate_child c;
     int rc = gbgate_run(&c, NULL, NULL, argv[0], argv, NULL);
-    setitimer(ITIMER_REAL, &off, NULL);
     printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
-    printf("ticks %s\n", ticks > 0 ? "some" : "none");
-    const char *after = c.out ? strstr(c.out, "\n") : NULL;
-    printf("printed after its line: %s", after ? after + 1 : "(nothing)\n");
+    if (interrupted) {
+        setitimer(ITIMER_REAL, &off, NULL);
+        printf("ticks %s\n", ticks > 0 ? "some" : "none");
+    }
+    if (printing)
+        printf("printed:\n%s", c.out ? c.out : "");
     if (free_checked(&c) != 0)
         rc = -1;
     return rc == 0 ? 0 : 1;
@@ -279,9 +275,11 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "--check") == 0)
         return check();
     if (argc > 2 && strcmp(argv[1], "--run") == 0)
-        return run_any(argv + 2);
+        return run_any(argv + 2, 0, 0);
+    if (argc > 2 && strcmp(argv[1], "--run-printing") == 0)
+        return run_any(argv + 2, 1, 0);
     if (argc > 2 && strcmp(argv[1], "--run-interrupted") == 0)
-        return run_interrupted(argv + 2);
+        return run_any(argv + 2, 1, 1);
     if (argc < 2) {
         fputs("usage: reader PROG [MIB [MODE]]\n", stderr);
         return 2;
