@@ -749,6 +749,7 @@ teardown() {
     # read as the proof of its stop. The file is made in TMPDIR.
     local child="${BATS_TEST_TMPDIR}/counts" tmp="${BATS_TEST_TMPDIR}/tmp"
     mkdir "${tmp}"
+    # shellcheck disable=SC2016 # $GBGATE_STOPS_FILE expands in the child, not here.
     printf '#!/usr/bin/env bash\nset -e\necho "before $(cat "$GBGATE_STOPS_FILE")"\n"%s" checkpoint round-1\necho "after-1 $(cat "$GBGATE_STOPS_FILE")"\n"%s" checkpoint round-2\necho "after-2 $(cat "$GBGATE_STOPS_FILE")"\necho "file $GBGATE_STOPS_FILE"\n' \
         "${GBGATE}" "${GBGATE}" >"${child}"
     chmod +x "${child}"
