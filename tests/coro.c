@@ -1407,6 +1407,20 @@ GB_TEST(a_handle_with_a_generation_its_slot_has_not_reached_is_not_a_coroutine)
     gbt_expect_death(resume_a_future_generation, "is not a coroutine handle (gb_coro_new never returned it)");
 }
 
+/* The first slot no coroutine has had yet, in a handle of the first
+ * generation: never handed out, so never freed either. */
+static void resume_the_next_slot(void)
+{
+    gb_coro *c = gb_coro_new(yield_once, NULL, 0);
+    CHECK_EQ(slot_of(c), 0); /* the first coroutine of the process */
+    gb_coro_resume((gb_coro *)((uintptr_t)c + 1));
+}
+
+GB_TEST(a_handle_of_a_slot_never_handed_out_is_not_a_coroutine)
+{
+    gbt_expect_death(resume_the_next_slot, "is not a coroutine handle (gb_coro_new never returned it)");
+}
+
 /* ------------------------------------------- the overflow handler's manners */
 
 static void exit_42(int sig)

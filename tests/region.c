@@ -593,6 +593,45 @@ GB_TEST(each_new_descriptor_page_takes_a_vacant_directory_entry_of_its_own)
     free(r);
 }
 
+/* A region whose slot is moved, by the test, to generation g - 1: left, it
+ * brings its page's highest generation to g. The page goes back at once
+ * (the cache off), and its entry with it; the entry the next region is
+ * on says whether it was kept. */
+static uint32_t entry_after_a_leave_at_generation(uint64_t g, uint32_t *entries_before)
+{
+    gb_region *h = gb_enter();
+    gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
+    r->gen = g - 1;
+    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
+    *entries_before = gb__handle_entries_used();
+    gb_leave((gb_region *)r->handle);
+    gb_region *next = gb_enter();
+    uint32_t e = (uint32_t)((uintptr_t)next >> GB__H_SLOT_BITS) & (((uint32_t)1 << GB__H_PAGE_BITS) - 1);
+    gb_leave(next);
+    return e;
+}
+
+/* A directory entry whose page issued the last generation there is is
+ * still good for one more page, which starts there; one whose page went
+ * past it is used up, and the next page takes another entry. */
+GB_TEST(a_directory_entry_is_used_up_only_past_the_last_generation)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.cache_bytes = GB_CACHE_OFF;
+    gb_init(&o);
+    gb_region *first = gb_enter();
+    uint32_t e0 = (uint32_t)((uintptr_t)first >> GB__H_SLOT_BITS) & (((uint32_t)1 << GB__H_PAGE_BITS) - 1);
+    gb_leave(first);
+    uint32_t before;
+    CHECK_EQ(entry_after_a_leave_at_generation(GB__GEN_MAX, &before), e0);
+    CHECK_EQ(gb__handle_entries_used(), before);
+    uint32_t e1 = entry_after_a_leave_at_generation(GB__GEN_MAX + 1, &before);
+    CHECK(e1 != e0);
+    CHECK_EQ(gb__handle_entries_used(), before + 1);
+    gbt_check_all_given_back();
+}
+
 /* The one page of a thread's first regions, every slot of it taken once
  * and then freed: emptied, it is kept as the thread's spare (cached) for
  * its next regions, not given back. */
@@ -1377,6 +1416,41 @@ GB_TEST(a_null_or_never_issued_region_handle_is_named)
 {
     gbt_expect_death(leave_null, "gb_leave: NULL region");
     gbt_expect_death(leave_on_an_entry_never_taken, "is not a region handle (gb_enter never returned it)");
+}
+
+/* The generations a slot has not reached yet, where the decode reads only
+ * a floor: above every one issued, none of them names a region left. */
+static uintptr_t next_generation(const gb_region *h)
+{
+    return (uintptr_t)h + ((uintptr_t)1 << GB__H_GEN_SHIFT);
+}
+
+/* A slot whose page was given back (the cache off: nothing keeps it): the
+ * entry's floor is all that is left of it. */
+static void leave_the_next_generation_of_a_page_given_back(void)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.cache_bytes = GB_CACHE_OFF;
+    gb_init(&o);
+    gb_region *h = gb_enter();
+    gb_leave(h);
+    gb_leave((gb_region *)next_generation(h));
+}
+
+/* A slot its page has not handed out yet, at the generation its fresh
+ * slots start at. */
+static void leave_a_slot_not_handed_out(void)
+{
+    gb_region *h = gb_enter();
+    gb_leave((gb_region *)((uintptr_t)h + 1));
+}
+
+GB_TEST(a_generation_never_issued_is_no_region_left)
+{
+    gbt_expect_death(leave_the_next_generation_of_a_page_given_back,
+                     "is not a region handle (gb_enter never returned it)");
+    gbt_expect_death(leave_a_slot_not_handed_out, "is not a region handle (gb_enter never returned it)");
 }
 
 static gb_options bad;
