@@ -1446,8 +1446,52 @@ static void leave_a_slot_not_handed_out(void)
     gb_leave((gb_region *)((uintptr_t)h + 1));
 }
 
+/* A slot freed and not taken again, while another region keeps its page:
+ * the slot's next generation is not issued until it is taken. */
+static void leave_the_next_generation_of_a_free_slot(void)
+{
+    gb_region *kept = gb_enter();
+    gb_region *h = gb_enter();
+    gb_leave(h);
+    gb_leave((gb_region *)next_generation(h));
+    gb_leave(kept);
+}
+
+/* A slot of a thread that has exited, whose entry went back to the pool:
+ * the entry's floor is all that is left of it. */
+static void *enter_and_leave_on_a_thread(void *arg)
+{
+    (void)arg;
+    gb_region *h = gb_enter();
+    gb_leave(h);
+    return h;
+}
+
+static gb_region *left_on_an_exited_thread(void)
+{
+    pthread_t t;
+    void *h;
+    CHECK_EQ(pthread_create(&t, NULL, enter_and_leave_on_a_thread, NULL), 0);
+    CHECK_EQ(pthread_join(t, &h), 0);
+    return h;
+}
+
+static void leave_the_next_generation_of_an_exited_threads_slot(void)
+{
+    gb_leave((gb_region *)next_generation(left_on_an_exited_thread()));
+}
+
+static void leave_again_on_an_exited_threads_slot(void)
+{
+    gb_leave(left_on_an_exited_thread());
+}
+
 GB_TEST(a_generation_never_issued_is_no_region_left)
 {
+    gbt_expect_death(leave_the_next_generation_of_a_free_slot, "is not a region handle (gb_enter never returned it)");
+    gbt_expect_death(leave_the_next_generation_of_an_exited_threads_slot,
+                     "is not a region handle (gb_enter never returned it)");
+    gbt_expect_death(leave_again_on_an_exited_threads_slot, "was already left");
     gbt_expect_death(leave_the_next_generation_of_a_page_given_back,
                      "is not a region handle (gb_enter never returned it)");
     gbt_expect_death(leave_a_slot_not_handed_out, "is not a region handle (gb_enter never returned it)");
