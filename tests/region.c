@@ -632,6 +632,25 @@ GB_TEST(a_directory_entry_is_used_up_only_past_the_last_generation)
     gbt_check_all_given_back();
 }
 
+/* With the cache on, a page emptied by a slot that went past the last
+ * generation still has fresh slots: it is kept as the spare, and the next
+ * region takes its next fresh slot, on the same entry, though the slot
+ * that went past is never used again. */
+GB_TEST(an_emptied_page_with_fresh_slots_left_is_kept_though_a_slot_is_used_up)
+{
+    gb_init(NULL);
+    gb_region *h = gb_enter();
+    gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
+    r->gen = GB__GEN_MAX;
+    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
+    uintptr_t where = r->where;
+    gb_leave((gb_region *)r->handle); /* past the last generation */
+    gb_region *next = gb_enter();
+    CHECK_EQ((uintptr_t)next & (((uintptr_t)1 << GB__H_GEN_SHIFT) - 1), where + 1);
+    gb_leave(next);
+    gbt_check_all_given_back();
+}
+
 /* The one page of a thread's first regions, every slot of it taken once
  * and then freed: emptied, it is kept as the thread's spare (cached) for
  * its next regions, not given back. */
