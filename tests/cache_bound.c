@@ -100,6 +100,7 @@ static size_t most_cached; /* the most bytes_cached read at any step */
 static int steps_seen;
 static gb__cache_step armed; /* the step at which the other thread gives back; 0: none */
 static int fired;
+static size_t cached_when_fired; /* bytes_cached at the armed step, before the other thread's put */
 
 /* Reads bytes_cached. Only one thread runs at a time in these tests (the
  * main thread waits in on_other while the other runs), and the hand-over
@@ -128,6 +129,7 @@ static void at_step(gb__cache_step step, size_t size)
         return;
     armed = 0; /* once: the main thread's next steps run undisturbed */
     fired++;
+    cached_when_fired = gbt_stats().bytes_cached;
     on_other(other_gives_back);
     read_cached();
 }
@@ -186,6 +188,7 @@ GB_TEST(a_put_between_another_threads_check_and_reservation_keeps_the_bound)
     armed = GB__CACHE_STEP_ADMITTED;
     gb__chunk_put(&gb__self()->mem.cache, newer);
     CHECK_EQ(fired, 1);
+    CHECK_EQ(cached_when_fired, BLOCK); /* admitted, not counted yet */
     read_cached();
     check_readings();
     /* The bound is used, not refused: each thread keeps one block. */
@@ -211,6 +214,7 @@ GB_TEST(a_put_while_a_block_is_taken_from_the_cache_keeps_bytes_cached_within_th
     armed = GB__CACHE_STEP_UNCOUNTED;
     gb__chunk c = take();
     CHECK_EQ(fired, 1);
+    CHECK_EQ(cached_when_fired, BOUND - BLOCK); /* the block taken is off the counter at that step */
     CHECK_EQ(gbt_stats().cache_hits, hits + 1);
     read_cached();
     check_readings();
@@ -233,6 +237,7 @@ GB_TEST(a_put_while_a_cached_block_is_dropped_keeps_bytes_cached_within_the_boun
     armed = GB__CACHE_STEP_UNCOUNTED;
     gb_sweep();
     CHECK_EQ(fired, 1);
+    CHECK_EQ(cached_when_fired, BOUND - BLOCK); /* the block dropped is off the counter at that step */
     read_cached();
     check_readings();
     /* The other thread's block found no room, and went back to the OS. */
