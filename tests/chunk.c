@@ -396,6 +396,31 @@ GB_TEST(cached_blocks_count_against_the_budget)
  * a block of 1.5 MiB (a solo block, its class between 1.25 and 1.75 MiB)
  * given back serves a request of 1.4 MiB, and not one of 1.7 MiB, which a
  * block of its size cannot hold. */
+/* The smallest class, map_min bytes (a page of region descriptors is
+ * one), is a class like the others: a block of it given back is taken
+ * again from the cache. */
+GB_TEST(a_block_of_the_smallest_class_comes_back_from_the_cache)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    gb_init(&o);
+    gb__cache *cache = &gb__self()->mem.cache;
+    gb__chunk c = gb__chunk_get(cache, gb__cfg.map_min);
+    CHECK_EQ(c.src, GB__SRC_MAP);
+    CHECK_EQ(c.size, gb__cfg.map_min);
+    gb__chunk_put(cache, c);
+    CHECK_EQ(gbt_stats().bytes_cached, gb__cfg.map_min);
+    uint64_t hits = gbt_stats().cache_hits;
+    gb__chunk again = gb__chunk_get(cache, gb__cfg.map_min);
+    CHECK_EQ(gbt_stats().cache_hits, hits + 1);
+    CHECK(again.base == c.base);
+    CHECK_EQ(gbt_stats().bytes_cached, 0);
+    gb__chunk_put(cache, again);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 GB_TEST(a_cached_block_serves_only_requests_its_class_holds)
 {
     gb_options o;
