@@ -18,7 +18,9 @@
 #               the lines of runtime/src the committed corpus reaches.
 #   make mutants  the mutation engine on the lines changed since the
 #               revision in mutants/base (ci/mutants.sh; build/mutants/);
-#               make mutants-all on every file in scope (mutants/config.ini).
+#               make mutants-all on every file in scope (mutants/config.ini;
+#               build/mutants-all/), carrying over the kills of its last
+#               run there, so that a run cut short goes on where it stopped.
 #   make bench  installs what is missing, builds the benchmarks at -O2, runs
 #               every one, draws the charts and rewrites the README's
 #               performance table from the figures (ci/bench.sh --readme;
@@ -55,7 +57,8 @@ mutants:
 
 mutants-all:
 	ci/install-deps.sh base gate runtimes mutants
-	ci/mutants.sh --all
+	ci/mutants.sh --all --out build/mutants-all \
+	  $$(test -f build/mutants-all/mutants.tsv && echo --resume build/mutants-all/mutants.tsv)
 
 deps:
 	ci/install-deps.sh base gate runtimes lint cross-arm64 cross-macos fuzz bench mutants

@@ -65,6 +65,11 @@ def parse_args(argv):
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
     p.add_argument("--mutant", metavar="ID", action="append", default=[],
                    help="only the mutant of this id (mutants.tsv's first column; repeatable)")
+    p.add_argument("--resume", metavar="TSV",
+                   help="carry over the kills of an earlier run's mutants.tsv (killed, timeout, and what did not "
+                        "compile) to the mutants of the same id, which names the mutated text, and try only the "
+                        "rest: a run cut by its budget or an interrupt goes on where it stopped; survivors are "
+                        "tried again")
     p.add_argument("--tests", metavar="REGEX",
                    help="judge by the tests whose names match REGEX, without a coverage pass: the quick "
                         "question whether a new test kills a mutant (with --mutant)")
@@ -206,6 +211,8 @@ def main(argv):
             if i not in known:
                 raise SystemExit("mutants: --mutant %s: no mutant of that id in the scope taken" % i)
         mutants = [m for m in mutants if m.id in args.mutant]
+    if args.resume:
+        carry(args.resume, mutants)
     arguments = report.read_equivalent(cfg.equivalent)
     out = os.path.abspath(args.out) if args.out else os.path.join(root, "build", "mutants")
     os.makedirs(out, exist_ok=True)
@@ -276,6 +283,8 @@ def run(args, cfg, root, out, mutants, files, arguments, jobs, t0, stop, workers
         arg = report.argument_for(arguments, m)
         if arg:
             arg.used = m
+        if m.extra.get("carried"):
+            continue
         if m.lang == "c" and not cov.is_built(m.path, m.first_line or m.line, m.last_line):
             m.verdict, m.test = NOT_BUILT, "no line of it is compiled in this build"
             continue
@@ -375,6 +384,41 @@ def run(args, cfg, root, out, mutants, files, arguments, jobs, t0, stop, workers
             "as it was, and what was tried is reported above")
         return 130
     return result
+
+
+# The verdicts --resume carries over: a kill stays a kill while the text of
+# the mutant (its id) is the same, as long as no test was taken away; a
+# survivor is tried again, since a test may have come.
+CARRIED = (KILLED, TIMEOUT, INVALID)
+
+
+def carry(path, mutants):
+    """Sets the verdict of each mutant that the run whose table is path
+    killed (or could not compile), and says how many."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            rows = [l.rstrip("\n").split("\t") for l in f]
+    except OSError as e:
+        raise SystemExit("mutants: --resume %s: %s" % (path, e.strerror))
+    if not rows or tuple(rows[0]) != report.TSV_COLUMNS:
+        raise SystemExit("mutants: --resume %s: not a mutants.tsv of this engine (its first line is not %s)"
+                         % (path, " ".join(report.TSV_COLUMNS)))
+    before = {}
+    for r in rows[1:]:
+        row = dict(zip(rows[0], r))
+        if row.get("verdict") in CARRIED:
+            before[row["id"]] = row
+    n = 0
+    for m in mutants:
+        row = before.get(m.id)
+        if row:
+            m.verdict = row["verdict"]
+            test = row["test"]
+            m.test = test if test.endswith("(carried over)") else test + " (carried over)"
+            m.extra["carried"] = True
+            n += 1
+    say("mutants: %d verdicts carried over from %s (killed there, or not compiled); the other %d are tried"
+        % (n, path, len(mutants) - n))
 
 
 def argue(cfg, out, mutant_id, why):

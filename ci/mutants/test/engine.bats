@@ -180,6 +180,35 @@ verdict_of() {
     [[ "$output" == *"the last run says killed"* ]]
 }
 
+@test "--resume carries over the kills of a run and tries only the rest" {
+    local table="$BATS_TEST_TMPDIR/before.tsv"
+    run "$ENGINE" --root "$FX" --files src/calc.c --jobs 2
+    [ "$status" -eq 1 ]
+    local last="${lines[${#lines[@]} - 1]}"
+    cp "$FX/build/mutants/mutants.tsv" "$table"
+    local killed
+    killed="$(awk -F'\t' '$9 == "killed" || $9 == "timeout"' "$table" | wc -l)"
+    ((killed > 0))
+    run "$ENGINE" --root "$FX" --files src/calc.c --jobs 2 --resume "$table"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"mutants: $killed verdicts carried over from $table"* ]]
+    # The same verdicts, the survivors tried again, and only they.
+    [ "${lines[${#lines[@]} - 1]}" = "$last" ]
+    local tried
+    tried="$(awk -F'\t' 'NR > 1 && $9 != "killed" && $9 != "timeout" && $9 != "uncovered"' "$table" | wc -l)"
+    [[ "$output" == *"mutants: $tried tried in "* ]]
+    local id
+    id="$(mutant_id rel 'return x > 100 ? 100 : x;')"
+    [ "$(verdict_of "$id")" = killed ]
+    [[ "$(column_of "$id" test)" == *"(carried over)" ]]
+    # A table of something else is refused, by name.
+    printf 'not\ta table\n' >"$BATS_TEST_TMPDIR/bad.tsv"
+    run "$ENGINE" --root "$FX" --files src/calc.c --resume "$BATS_TEST_TMPDIR/bad.tsv"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"--resume $BATS_TEST_TMPDIR/bad.tsv: not a mutants.tsv of this engine"* ]]
+}
+
 @test "the tree is left unchanged, and after an interrupt too" {
     local before copy="$FX/build/mutants/w0/src/src/calc.c"
     before="$(sums "$FX")"
