@@ -311,7 +311,6 @@ size_t gb__map_class_size(size_t n, const char *what)
 gb__map_result gb__map_take(gb__cache *cache, size_t size, bool fit, gb__chunk *out, int *map_errno)
 {
     gb__chunk c;
-    *map_errno = 0;
     if (!(gb__cfg.cache_bytes && cache_pop(cache, size, fit, &c))) {
         if (!gb__map_reserve(1))
             return GB__MAP_BUDGET;

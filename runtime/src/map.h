@@ -74,7 +74,8 @@ typedef enum gb__map_result {
  * this is: a cached block of its class (with fit), or of the smallest of
  * the next eight classes, up to four times the size (without), else a
  * fresh mapping, aligned and advised for huge pages from gb__cfg.huge up.
- * Counted in bytes_mapped, mappings and bytes_huge. */
+ * Counted in bytes_mapped, mappings and bytes_huge. *map_errno is written
+ * only when the result is GB__MAP_FAILED: the caller starts it at 0. */
 gb__map_result gb__map_take(gb__cache *cache, size_t size, bool fit, gb__chunk *out, int *map_errno);
 
 /* Makes a fresh MAP chunk resident in one call to the OS where
