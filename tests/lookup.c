@@ -243,6 +243,33 @@ GB_TEST(another_threads_memory_is_not_this_threads)
     gb_leave(r);
 }
 
+/* Ranges of 1 MiB or more are held in granules of 1 MiB, smaller ones in
+ * granules of 64 KiB (index.h): a range of exactly 1 MiB, on a MiB
+ * boundary, is one entry of the coarse table, and one a byte shorter
+ * sixteen of the fine one. Both are found whole. */
+GB_TEST(a_range_of_exactly_one_mib_takes_one_coarse_entry)
+{
+    static gb__index ix;
+    gb_init(NULL);
+    uintptr_t a = (uintptr_t)1 << 40, b = a + 4 * MIB;
+    CHECK(gb__index_reserve(&ix, MIB));
+    gb__index_add(&ix, (void *)a, MIB, a, NULL);
+    CHECK_EQ(ix.coarse.count, 1);
+    CHECK_EQ(ix.fine.count, 0);
+    CHECK(gb__index_reserve(&ix, MIB - 1));
+    gb__index_add(&ix, (void *)b, MIB - 1, b, NULL);
+    CHECK_EQ(ix.coarse.count, 1);
+    CHECK_EQ(ix.fine.count, 16);
+    void *owner;
+    CHECK_EQ(gb__index_find(&ix, (void *)(a + MIB - 1), &owner), a);
+    CHECK_EQ(gb__index_find(&ix, (void *)(b + MIB - 2), &owner), b);
+    CHECK_EQ(gb__index_find(&ix, (void *)(a + MIB), &owner), 0);
+    gb__index_remove(&ix, (void *)a, MIB, a);
+    gb__index_remove(&ix, (void *)b, MIB - 1, b);
+    CHECK_EQ(ix.coarse.count + ix.fine.count, 0);
+    gb__index_release(&ix);
+}
+
 /* The index's room made ready in two steps (index.h): abandoned, it is
  * as it was, whether prepare took a larger table, found room in the one
  * in place, or took the thread's own table before the first entry; put
