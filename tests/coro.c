@@ -1421,6 +1421,21 @@ GB_TEST(a_handle_of_a_slot_never_handed_out_is_not_a_coroutine)
     gbt_expect_death(resume_the_next_slot, "is not a coroutine handle (gb_coro_new never returned it)");
 }
 
+/* A slot in use, in a handle of generation 0, which no slot ever has. */
+static void resume_generation_zero(void)
+{
+    gb_coro *a = gb_coro_new(yield_once, NULL, 0);
+    gb_coro *b = gb_coro_new(yield_once, NULL, 0);
+    CHECK_EQ(slot_of(b), 1);
+    gb_coro_resume((gb_coro *)slot_of(b));
+    gb_coro_free(a);
+}
+
+GB_TEST(a_handle_of_generation_zero_is_not_a_coroutine)
+{
+    gbt_expect_death(resume_generation_zero, "is not a coroutine handle (gb_coro_new never returned it)");
+}
+
 /* ------------------------------------------- the overflow handler's manners */
 
 static void exit_42(int sig)
