@@ -743,6 +743,16 @@ teardown() {
     [ "${lines[4]}" = "printed-late" ]
 }
 
+@test "the settle's sleep, interrupted by signals, still sleeps its whole time" {
+    # gbgate_sleep under a signal every millisecond: each interrupted
+    # nanosleep goes on with what is left. Only a lower bound on the time
+    # slept is asked, which a busy machine cannot break.
+    run "${BATS_FILE_TMPDIR}/reader" --sleep 0.3
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "slept whole, interrupted some" ]
+}
+
 @test "the C reader's stops file holds the stops it has read, each written before it continues the child, and goes with the run" {
     # A child that reads the file (GBGATE_STOPS_FILE) before its first
     # checkpoint and after each: the helper takes a count above the one it

@@ -46,12 +46,17 @@
  * calls, and prints "ticks some" once it fired: the reader's reads end
  * early with EINTR, and must go on, losing nothing.
  *
+ * With --sleep SECONDS, sleeps that long with gbgate_sleep (the settle's
+ * sleep) under the same timer, and prints "slept whole" when the sleep
+ * lasted at least that long: a signal must not cut it short.
+ *
  * Usage: reader PROG [MIB [MODE]]
  *        reader --check < LINES
  *        reader --fork
  *        reader --run PROG [ARGS...]
  *        reader --run-printing PROG [ARGS...]
  *        reader --run-interrupted PROG [ARGS...]
+ *        reader --sleep SECONDS
  */
 #define _POSIX_C_SOURCE 200809L
 #include "gbgate.h"
@@ -65,6 +70,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 /* How many descriptors the process has open (Linux: /proc/self/fd, less
@@ -209,23 +215,57 @@ static void tick(int sig)
     ticks++;
 }
 
+/* Starts the timer of --run-interrupted and --sleep: SIGALRM every
+ * millisecond, with a handler that does not restart the calls it
+ * interrupts. */
+static int every_ms(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = tick;
+    sigemptyset(&sa.sa_mask);
+    struct itimerval ms = {{0, 1000}, {0, 1000}};
+    if (sigaction(SIGALRM, &sa, NULL) != 0 || setitimer(ITIMER_REAL, &ms, NULL) != 0) {
+        perror("reader: the timer");
+        return -1;
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* --sleep: gbgate_sleep under the timer; a lower bound on its length is
+ * all that is asked, which no load can make fail. */
+static int sleep_interrupted(double seconds)
+{
+    if (every_ms() != 0)
+        return 1;
+    double t0 = now_s();
+    gbgate_sleep(seconds);
+    double slept = now_s() - t0;
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    if (slept >= seconds)
+        printf("slept whole, interrupted %s\n", ticks > 0 ? "some" : "never");
+    else
+        printf("slept %.3f s of %g, interrupted %s\n", slept, seconds, ticks > 0 ? "some" : "never");
+    return 0;
+}
+
 /* --run: gates PROG ARGS... as a child and prints what broke its
  * protocol, or "protocol exact"; printing, then "printed:" and what the
  * child printed; interrupted, under a timer whose signal interrupts the
  * reader's calls (no SA_RESTART), and "ticks some" once it fired. */
 static int run_any(char **argv, int printing, int interrupted)
 {
-    struct itimerval every_ms = {{0, 1000}, {0, 1000}}, off = {{0, 0}, {0, 0}};
-    if (interrupted) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = tick;
-        sigemptyset(&sa.sa_mask);
-        if (sigaction(SIGALRM, &sa, NULL) != 0 || setitimer(ITIMER_REAL, &every_ms, NULL) != 0) {
-            perror("reader: the timer");
-            return 1;
-        }
-    }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    if (interrupted && every_ms() != 0)
+        return 1;
     gbgate_child c;
     int rc = gbgate_run(&c, NULL, NULL, argv[0], argv, NULL);
     printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
@@ -280,6 +320,8 @@ int main(int argc, char **argv)
         return run_any(argv + 2, 1, 0);
     if (argc > 2 && strcmp(argv[1], "--run-interrupted") == 0)
         return run_any(argv + 2, 1, 1);
+    if (argc == 3 && strcmp(argv[1], "--sleep") == 0)
+        return sleep_interrupted(strtod(argv[2], NULL));
     if (argc < 2) {
         fputs("usage: reader PROG [MIB [MODE]]\n", stderr);
         return 2;
