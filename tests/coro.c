@@ -5,6 +5,9 @@
 #include "scenarios.h"
 
 #include <errno.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -560,6 +563,9 @@ typedef struct {
     size_t own_size;
     void *own;
     stack_t while_running;
+    size_t later_size; /* a stack the thread installs after the runtime's, if not 0 */
+    void *later;
+    size_t usable; /* what malloc gave the runtime's stack (glibc), 0 where unknown */
 } altstack_case;
 
 static void yield_once(void *arg)
@@ -587,14 +593,26 @@ static void *altstack_thread(void *arg)
     gb_coro *c = gb_coro_new(yield_once, NULL, 0);
     gb_coro_resume(c);
     sigaltstack(NULL, &k->while_running);
+#if defined(__GLIBC__)
+    if (k->while_running.ss_sp != k->own)
+        k->usable = malloc_usable_size(k->while_running.ss_sp);
+#endif
     gb_coro_resume(c);
     gb_coro_free(c);
+    if (k->later_size) {
+        stack_t later;
+        memset(&later, 0, sizeof later);
+        later.ss_sp = k->later = malloc(k->later_size);
+        later.ss_size = k->later_size;
+        if (sigaltstack(&later, NULL) != 0)
+            k->later = NULL;
+    }
     return NULL;
 }
 
-static altstack_case run_altstack_thread(size_t own_size)
+static altstack_case run_altstack_thread_then(size_t own_size, size_t later_size)
 {
-    altstack_case k = {.own_size = own_size};
+    altstack_case k = {.own_size = own_size, .later_size = later_size};
     memset(&at_exit_stack, 0, sizeof at_exit_stack);
     CHECK_EQ(pthread_key_create(&late_key, read_at_exit), 0);
     pthread_t t;
@@ -602,6 +620,11 @@ static altstack_case run_altstack_thread(size_t own_size)
     pthread_join(t, NULL);
     pthread_key_delete(late_key);
     return k;
+}
+
+static altstack_case run_altstack_thread(size_t own_size)
+{
+    return run_altstack_thread_then(own_size, 0);
 }
 
 GB_TEST(a_threads_own_signal_stack_is_kept)
@@ -618,9 +641,28 @@ GB_TEST(a_signal_stack_too_small_is_replaced_and_put_back_at_exit)
     altstack_case k = run_altstack_thread(8 * 1024);
     CHECK(k.while_running.ss_sp != k.own);
     CHECK(k.while_running.ss_size >= 16 * 1024);
+#if defined(__GLIBC__)
+    /* The runtime's stack is as large as it says: a signal handler runs
+     * on all of it. */
+    CHECK(k.usable >= k.while_running.ss_size);
+#endif
     CHECK(at_exit_stack.ss_sp == k.own);
     CHECK_EQ(at_exit_stack.ss_size, (size_t)8 * 1024);
     free(k.own);
+}
+
+/* A stack the thread installs after the runtime's is its own: at exit the
+ * runtime frees its stack, which is no longer used, and leaves the later
+ * one in force rather than put back the one it had replaced. */
+GB_TEST(a_signal_stack_installed_after_the_runtimes_is_left_in_force_at_exit)
+{
+    altstack_case k = run_altstack_thread_then(8 * 1024, 64 * 1024);
+    CHECK(k.while_running.ss_sp != k.own);
+    CHECK(k.later != NULL);
+    CHECK(at_exit_stack.ss_sp == k.later);
+    CHECK_EQ(at_exit_stack.ss_size, (size_t)64 * 1024);
+    free(k.own);
+    free(k.later);
 }
 
 /* A thread with no signal stack gets the runtime's for as long as it runs
