@@ -97,6 +97,17 @@ static void options_too_small(void)
     gb_init_sized((gb_options *)buf, GB__OPTIONS_LEAST - 4);
 }
 
+/* Options exactly the size of their first ABI are a caller's of that
+ * release: taken, with every later field at its default. */
+GB_TEST(options_of_exactly_the_first_abis_size_are_taken)
+{
+    fill(0);
+    gb_init_sized((gb_options *)buf, GB__OPTIONS_LEAST);
+    gb_region *r = gb_enter();
+    gb_alloc(100);
+    gb_leave(r);
+}
+
 GB_TEST(a_struct_smaller_than_its_first_abi_stops)
 {
     gbt_expect_death(stats_too_small, "gb_stats_get: a struct of");

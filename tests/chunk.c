@@ -421,6 +421,39 @@ GB_TEST(a_block_of_the_smallest_class_comes_back_from_the_cache)
     gbt_check_all_given_back();
 }
 
+/* A request takes a cached block of its class or of the next eight, up to
+ * four times its size (map.c): one exactly four times larger serves it,
+ * one of the class after does not. */
+GB_TEST(a_cached_block_up_to_four_times_the_request_serves_it)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.huge = GB_HUGE_OFF;
+    gb_init(&o);
+    gb__cache *cache = &gb__self()->mem.cache;
+    size_t s = gb__cfg.map_min, four = 4 * s, five = 5 * s;
+    gb__chunk c = gb__chunk_get(cache, four);
+    CHECK_EQ(c.size, four);
+    gb__chunk_put(cache, c);
+    uint64_t hits = gbt_stats().cache_hits;
+    gb__chunk got = gb__chunk_get(cache, s);
+    CHECK_EQ(gbt_stats().cache_hits, hits + 1);
+    CHECK(got.base == c.base && got.size == four);
+    gb__chunk_put(cache, got);
+    gb_sweep(); /* the cache empty again */
+    c = gb__chunk_get(cache, five);
+    CHECK_EQ(c.size, five);
+    gb__chunk_put(cache, c);
+    hits = gbt_stats().cache_hits;
+    got = gb__chunk_get(cache, s);
+    CHECK_EQ(gbt_stats().cache_hits, hits);
+    CHECK_EQ(got.size, s);
+    gb__chunk_put(cache, got);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 GB_TEST(a_cached_block_serves_only_requests_its_class_holds)
 {
     gb_options o;

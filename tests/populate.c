@@ -256,6 +256,34 @@ GB_TEST(a_malformed_populate_setting_stops)
     gbt_expect_death(bad_populate_env, "GB_POPULATE=bogus: expected on, off or auto");
 }
 
+/* With huge pages, auto leaves them to their one fault per 2 MiB and
+ * populates the blocks in 4 KiB pages only; on populates both ("all"). */
+static void init_huge_with(gb_populate populate)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.huge = GB_HUGE_ON;
+    o.populate = populate;
+    gb_init(&o);
+}
+
+static void auto_with_huge_pages(void)
+{
+    init_huge_with(GB_POPULATE_AUTO);
+    fprintf(stderr, "populate %s, huge %zu\n", gb_populate_name(), gb__cfg.huge);
+}
+
+GB_TEST(auto_leaves_huge_pages_to_their_fault_and_on_populates_them)
+{
+    char out[256];
+    CHECK_EQ(gbt_in_child_capturing(auto_with_huge_pages, out, sizeof out), 0); /* before this process's init */
+    init_huge_with(GB_POPULATE_ON);
+    skip_without_populate();
+    GBT_SKIP_IF(gb__cfg.huge == 0, "no transparent huge pages here (off, or the OS has none)");
+    CHECK(strcmp(gb_populate_name(), "all") == 0);
+    CHECK(strstr(out, "populate 4k, huge ") != NULL);
+}
+
 /* By default (auto), blocks in 4 KiB pages are populated where the OS
  * can, and the name says so. */
 GB_TEST(auto_populates_blocks_in_4k_pages)

@@ -1550,6 +1550,18 @@ GB_TEST(an_option_outside_its_type_stops_gb_init_naming_it)
     gbt_expect_death(init_bad, "gb_init: first_block (65536) must be at least 256 and at most block_cap (32768)");
 }
 
+/* The least first block there is, 256 bytes, is taken. */
+GB_TEST(a_first_block_of_256_bytes_is_taken)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.first_block = 256;
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    memset(gb_alloc(100), 1, 100);
+    gb_leave(r);
+}
+
 /* ------------------------------------------------------ the OS layer's reads */
 
 static int open_fds(void)

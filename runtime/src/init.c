@@ -263,7 +263,9 @@ static int differences(const gb__config *a, const gb__config *b, char *in_force,
 static void name_caller(const void *addr, char *buf, size_t size)
 {
 #ifdef GB_HAVE_DLADDR
+    /* Zeroed: dladdr leaves it unwritten when it finds nothing. */
     Dl_info info;
+    memset(&info, 0, sizeof info);
     if (addr && dladdr(addr, &info) && info.dli_fname && *info.dli_fname) {
         snprintf(buf, size, "gb_init called from %s", info.dli_fname);
         return;
