@@ -134,6 +134,21 @@ GB_TEST(the_huge_page_size_is_the_kernels_where_its_mode_hands_them_out)
     CHECK_EQ(huge_of("huge\n", "always", 4096), 0);
 }
 
+/* gb__os_init fills the table from the kernel's own files, through the
+ * readers above: what it holds is what they read there. */
+GB_TEST(the_os_table_holds_what_the_kernels_files_say)
+{
+    gb__os_init();
+    char mode[16];
+    gb__linux_thp_mode(GB__LINUX_THP_ENABLED, mode, sizeof mode);
+    CHECK_EQ(strcmp(gb__os.huge_mode, mode), 0);
+    CHECK_EQ(gb__os.huge_page, gb__linux_thp_size(GB__LINUX_THP_PMD_SIZE, mode, gb__os.page_size));
+    CHECK_EQ(gb__os.advise_huge != NULL, gb__os.huge_page != 0);
+    CHECK_EQ(gb__os.map_limit, gb__linux_map_limit(GB__LINUX_MAP_COUNT));
+    CHECK_EQ(gb__os.page_size, (size_t)sysconf(_SC_PAGESIZE));
+    CHECK_EQ(strcmp(gb__os.name, "linux"), 0);
+}
+
 /* glibc reads its tunables when the process starts; the layer reads the
  * environment again when asked, so the test sets it and asks. */
 static bool chosen_with(const char *env, const char *tunables)

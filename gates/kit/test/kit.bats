@@ -773,6 +773,20 @@ teardown() {
     [ "${lines[6]}" = "after-2 2" ]
     [[ "${lines[7]}" == "file ${tmp}/gbgate-stops-"* ]]
     [ -z "$(ls -A "${tmp}")" ]
+    # Without a TMPDIR to use (none, empty, or longer than a path the
+    # reader keeps), the file is made in /tmp.
+    local long
+    long="${tmp}/$(printf 'd%.0s' {1..5000})"
+    for t in unset "" "${long}"; do
+        if [[ "$t" == unset ]]; then
+            run env -u TMPDIR "${BATS_FILE_TMPDIR}/reader" --run-printing "${child}"
+        else
+            TMPDIR="$t" run "${BATS_FILE_TMPDIR}/reader" --run-printing "${child}"
+        fi
+        [ "$status" -eq 0 ]
+        [ "${lines[6]}" = "after-2 2" ]
+        [[ "${lines[7]}" == "file /tmp/gbgate-stops-"* ]]
+    done
 }
 
 @test "the C reader's forked child does not print again what the reader had not flushed" {
