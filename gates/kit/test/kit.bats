@@ -787,6 +787,18 @@ teardown() {
         [ "${lines[6]}" = "after-2 2" ]
         [[ "${lines[7]}" == "file /tmp/gbgate-stops-"* ]]
     done
+    # The longest TMPDIR it keeps: 4,064 bytes, which leave room for the
+    # file's name in its 4,096.
+    local edge="${tmp}"
+    while ((${#edge} + 201 <= 4064)); do
+        edge="${edge}/$(printf 'e%.0s' {1..200})"
+    done
+    edge="${edge}/$(printf 'f%.0s' $(seq 1 $((4064 - ${#edge} - 1))))"
+    mkdir -p "${edge}"
+    [ "${#edge}" -eq 4064 ]
+    TMPDIR="${edge}" run "${BATS_FILE_TMPDIR}/reader" --run-printing "${child}"
+    [ "$status" -eq 0 ]
+    [[ "${lines[7]}" == "file ${edge}/gbgate-stops-"* ]]
 }
 
 @test "the C reader's forked child does not print again what the reader had not flushed" {
