@@ -321,6 +321,18 @@ GB_TEST(vec_index_out_of_range_stops)
     gbt_expect_death(vec_out_of_range, "gb_vec_at: index 0 out of range (length 0)");
 }
 
+static void vec_of_nothing(void)
+{
+    gb_enter();
+    gb_vec_new(0);
+}
+
+/* A vec of elements of no size holds nothing and is a mistake: named. */
+GB_TEST(a_vec_of_elements_of_size_zero_stops)
+{
+    gbt_expect_death(vec_of_nothing, "gb_vec_new: element size 0");
+}
+
 static void vec_pop_empty(void)
 {
     gb_enter();
