@@ -1333,12 +1333,15 @@ static void hold_word(void *arg)
     (void)w;
 }
 
-static gb_region_state state_when_held_at(size_t past_the_header)
+/* The state of a region of one block, left while a frozen coroutine holds
+ * the word the block's address and size give. */
+static gb_region_state state_when_held(uintptr_t (*word_of)(const gb__block *b, size_t k), size_t k)
 {
     gb_region *h = gb_enter();
     memset(gb_alloc(1000), 1, 1000);
     const gb_region *r = gb__handle_region("tests/coro.c", &gb__self()->mem, h);
-    uintptr_t word = (uintptr_t)r->blocks + GB__BLOCK_HDR + past_the_header - 1;
+    CHECK(r->blocks && !r->blocks->next);
+    uintptr_t word = word_of(r->blocks, k);
     gb_coro *c = gb_coro_new(hold_word, (void *)word, 0);
     CHECK(gb_coro_resume(c));
     gb_leave(h);
@@ -1349,10 +1352,31 @@ static gb_region_state state_when_held_at(size_t past_the_header)
     return i.state;
 }
 
+/* The k-th byte past the block's header (k = 0: its header's last). */
+static uintptr_t past_the_header(const gb__block *b, size_t k)
+{
+    return (uintptr_t)b + GB__BLOCK_HDR + k - 1;
+}
+
+/* The k-th byte before the block's end (k = 0: the first byte past it). */
+static uintptr_t before_the_end(const gb__block *b, size_t k)
+{
+    return (uintptr_t)b + b->chunk.size - k;
+}
+
 GB_TEST(a_frozen_stack_that_holds_only_a_block_header_pins_nothing)
 {
-    CHECK_EQ(state_when_held_at(0), GB_REGION_FREED);
-    CHECK_EQ(state_when_held_at(1), GB_REGION_RETIRED);
+    CHECK_EQ(state_when_held(past_the_header, 0), GB_REGION_FREED);
+    CHECK_EQ(state_when_held(past_the_header, 1), GB_REGION_RETIRED);
+    check_all_given_back();
+}
+
+/* Nor does the address just past a block, which is no byte of it (the
+ * region has that one block only); its last byte pins. */
+GB_TEST(a_frozen_stack_that_holds_only_the_end_of_a_block_pins_nothing)
+{
+    CHECK_EQ(state_when_held(before_the_end, 0), GB_REGION_FREED);
+    CHECK_EQ(state_when_held(before_the_end, 1), GB_REGION_RETIRED);
     check_all_given_back();
 }
 
