@@ -632,6 +632,58 @@ GB_TEST(a_directory_entry_is_used_up_only_past_the_last_generation)
     gbt_check_all_given_back();
 }
 
+/* A thread that used up an entry and exited gives the pool its other
+ * entries, never that one: the next thread's pages are on other entries. */
+static uint32_t entry_of(const gb_region *h)
+{
+    return (uint32_t)((uintptr_t)h >> GB__H_SLOT_BITS) & (((uint32_t)1 << GB__H_PAGE_BITS) - 1);
+}
+
+static uint32_t spent_entry;
+
+static void *use_up_an_entry_and_exit(void *arg)
+{
+    (void)arg;
+    uint32_t before;
+    gb_region *h = gb_enter();
+    spent_entry = entry_of(h);
+    gb_leave(h);
+    CHECK(entry_after_a_leave_at_generation(GB__GEN_MAX + 1, &before) != spent_entry);
+    return NULL;
+}
+
+GB_TEST(an_entry_used_up_is_not_given_to_another_thread)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.cache_bytes = GB_CACHE_OFF;
+    gb_init(&o);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, use_up_an_entry_and_exit, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    /* Pages of this thread's until one is on a second entry: the first
+     * comes from the exited thread's pool, the second from the pool too
+     * or a new entry, never the used-up one. */
+    enum { MANY = 4096 };
+    gb_region **hs = malloc(MANY * sizeof *hs);
+    CHECK(hs != NULL);
+    uint32_t first = 0;
+    int n = 0, entries = 0;
+    for (; n < MANY && entries < 3; n++) {
+        hs[n] = gb_enter();
+        uint32_t e = entry_of(hs[n]);
+        CHECK(e != spent_entry);
+        if (n == 0 || e != first) {
+            entries++;
+            first = e;
+        }
+    }
+    CHECK_EQ(entries, 3);
+    while (n > 0)
+        gb_leave(hs[--n]);
+    free(hs);
+}
+
 /* With the cache on, a page emptied by a slot that went past the last
  * generation still has fresh slots: it is kept as the spare, and the next
  * region takes its next fresh slot, on the same entry, though the slot
