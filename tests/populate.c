@@ -279,7 +279,8 @@ GB_TEST(auto_leaves_huge_pages_to_their_fault_and_on_populates_them)
     CHECK_EQ(gbt_in_child_capturing(auto_with_huge_pages, out, sizeof out), 0); /* before this process's init */
     init_huge_with(GB_POPULATE_ON);
     skip_without_populate();
-    GBT_SKIP_IF(gb__cfg.huge == 0, "no transparent huge pages here (off, or the OS has none)");
+    GBT_SKIP_IF(gb__os.huge_page == 0, "no transparent huge pages here (off, or the OS has none)");
+    CHECK_EQ(gb__cfg.huge, gb__os.huge_page); /* asked for, and the OS has them */
     CHECK(strcmp(gb_populate_name(), "all") == 0);
     CHECK(strstr(out, "populate 4k, huge ") != NULL);
 }

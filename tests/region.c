@@ -652,6 +652,39 @@ static void *use_up_an_entry_and_exit(void *arg)
     return NULL;
 }
 
+/* A region left on an entry that was used up is named as left, from
+ * any thread, as one left on any other entry. */
+static gb_region *left_on_a_spent_entry;
+
+static void *leave_at_the_last_generation_and_exit(void *arg)
+{
+    (void)arg;
+    gb_region *h = gb_enter();
+    gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
+    r->gen = GB__GEN_MAX;
+    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
+    left_on_a_spent_entry = (gb_region *)r->handle;
+    gb_leave(left_on_a_spent_entry); /* past the last generation: the entry is used up */
+    return NULL;
+}
+
+static void leave_again_on_a_spent_entry(void)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.cache_bytes = GB_CACHE_OFF;
+    gb_init(&o);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, leave_at_the_last_generation_and_exit, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    gb_leave(left_on_a_spent_entry);
+}
+
+GB_TEST(a_region_left_on_a_used_up_entry_is_named_as_left)
+{
+    gbt_expect_death(leave_again_on_a_spent_entry, "was already left");
+}
+
 GB_TEST(an_entry_used_up_is_not_given_to_another_thread)
 {
     gb_options o;
@@ -1184,6 +1217,26 @@ static void bad_stress(void)
 GB_TEST(a_malformed_stress_setting_stops)
 {
     gbt_expect_death(bad_stress, "GB_STRESS=fifty");
+}
+
+/* A number past the most a setting takes is refused like a word, by its
+ * value: GB_STRESS counts at most a billion safepoints. */
+static void stress_past_its_most(void)
+{
+    setenv("GB_STRESS", "1000000001", 1);
+    gb_enter();
+}
+
+static void stress_at_its_most(void)
+{
+    setenv("GB_STRESS", "1000000000", 1);
+    gb_enter();
+}
+
+GB_TEST(a_stress_setting_past_its_most_stops_and_its_most_is_taken)
+{
+    gbt_expect_death(stress_past_its_most, "GB_STRESS=1000000001: expected a whole number of safepoints");
+    CHECK_EQ(gbt_in_child(stress_at_its_most), 0);
 }
 
 /* The OS layer's map for the test below: each mapping the runtime asks
