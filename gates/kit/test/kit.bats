@@ -493,12 +493,41 @@ teardown() {
     grep -q "$(printf '^rounds\tkeeps\tred:rss\tfail\trss\t.*\tok$')" "${out}/matrix.tsv"
     grep -q "$(printf '^judged\tfrees\tgreen\tpass\t-\t.*\tok$')" "${out}/matrix.tsv"
     grep -q '<testsuites name="gbgate matrix" tests="6" failures="0">' "${out}/junit.xml"
+    # Each build's cells as they run, once each, the gate written in bats
+    # among them; then the table, a column for every build.
+    [ "$(awk '/^gbgate: build / { b = $3 } /^  [a-z]/ { printf "%s%s:%s ", b, $1, $2 }' <<<"$output")" = \
+        "frees:rounds:pass frees:climb:pass frees:judged:pass keeps:rounds:fail keeps:climb:fail keeps:judged:fail " ]
+    [[ "$output" == *$'\n'"gate                     | frees                        | keeps"* ]] || false
+    [ "$(sed -n 1,2p "${out}/matrix.md")" = "$(printf '| gate | frees | keeps |\n|---|---|---|')" ]
     # The series carry every checkpoint, for the charts.
     grep -q "$(printf '\tround-3$')" "${out}/series/rounds__frees.tsv"
     if command -v gnuplot >/dev/null 2>&1; then
         [ -s "${out}/charts/rounds.png" ]
         [ -s "${out}/charts/rounds.svg" ]
+        [[ "$output" == *$'\n'"gbgate: charts of 3 gate(s) in ${out}/charts"$'\n'* ]] || false
     fi
+}
+
+@test "the charts: a gate's first build in the order of --builds against the others; a build with no series is left out, quietly" {
+    command -v gnuplot >/dev/null 2>&1 || skip "gnuplot is not installed"
+    local series="${BATS_TEST_TMPDIR}/series" dest="${BATS_TEST_TMPDIR}/charts" b
+    mkdir -p "${series}"
+    # Two builds of one gate, as the runner writes them; "gone" has none.
+    for b in frees keeps; do
+        printf '# gate=rounds build=%s cap_kib=32768\n0.000\t1024\tround-1\n0.100\t2048\t-\n' "$b" \
+            >"${series}/rounds__${b}.tsv"
+    done
+    # keeps first: not the order the folder lists them in.
+    run "${GBGATE}" charts --series "${series}" --out "${dest}" --builds "gone keeps frees"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "gbgate: charts of 1 gate(s) in ${dest}" ]
+    [ -s "${dest}/rounds.png" ]
+    grep -q ">keeps against frees<" "${dest}/rounds.svg"
+    # Without --builds, the order of the folder.
+    run "${GBGATE}" charts --series "${series}" --out "${dest}"
+    [ "$output" = "gbgate: charts of 1 gate(s) in ${dest}" ]
+    grep -q ">frees against keeps<" "${dest}/rounds.svg"
 }
 
 @test "the matrix: a cell of the wrong colour fails it, and says which" {
@@ -514,6 +543,9 @@ teardown() {
     [[ "$output" == *"gate cells: 5 passed, 1 failed"* ]]
     grep -q "$(printf '^rounds\tkeeps\tgreen\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
     grep -q '<testsuites name="gbgate matrix" tests="6" failures="1">' "${out}/junit.xml"
+    # --no-charts draws none.
+    [ ! -e "${out}/charts" ]
+    [[ "$output" != *"charts"* ]] || false
     # And the right colour for the wrong reason is wrong too.
     awk -F'\t' -v OFS='\t' '$1 == "rounds" { $4 = "red:growth" } 1' "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
     run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
@@ -662,6 +694,27 @@ teardown() {
     [[ "$output" == *'the gate "nowhere"'*"has no row in"* ]]
     [[ "$output" == *'no row for the build "some-build"'* ]]
     [[ "$output" == *'the gate "climb" of'*"has no row in"* ]]
+}
+
+@test "the matrix refuses a run without both files, and gate and build names that are not plain words, exit 2" {
+    local out="${BATS_TEST_TMPDIR}/m" exp="${BATS_TEST_TMPDIR}/expected.tsv"
+    # Either file alone is not enough: the other is not looked for by default.
+    run "${GBGATE}" matrix --expected "${TEST_DIR}/matrix/expected.tsv" --out "${out}"
+    [ "$status" -eq 2 ]
+    [ "$output" = "gbgate: error: matrix: --expected FILE and --builds FILE are required" ]
+    run "${GBGATE}" matrix --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}"
+    [ "$status" -eq 2 ]
+    [ "$output" = "gbgate: error: matrix: --expected FILE and --builds FILE are required" ]
+    # A name is a file name and a bats filter: a slash or a colon in it
+    # is refused as a name, whatever else is wrong with the row, and only
+    # the name's whole, from its first character, is a plain word.
+    cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
+    printf 'gate\truns-on\tfrees\tx:keeps\nsub/rounds\tall\tgreen\tgreen\n' >"${exp}"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}"
+    echo "$output"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *'the gate name "sub/rounds" is not letters, digits and - _ . (without __)'* ]] || false
+    [[ "$output" == *'the build name "x:keeps" is not letters, digits and - _ . (without __)'* ]] || false
 }
 
 @test "the C reader reads its children from outside at every checkpoint" {

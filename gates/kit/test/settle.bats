@@ -153,10 +153,29 @@ setup() {
     run "${KIT_GBGATE}" run --settle soon -- "${SETTLE}" late 8
     [ "$status" -eq 2 ]
     [[ "$output" == *'--settle takes seconds (2, 0.5), not "soon"'* ]] || false
+    # The whole value is seconds, not only its end.
+    run "${KIT_GBGATE}" run --settle x5 -- "${SETTLE}" late 8
+    [ "$status" -eq 2 ]
+    [[ "$output" == *'--settle takes seconds (2, 0.5), not "x5"'* ]] || false
     # 0 is no settle: one stop per checkpoint.
     run "${KIT_GBGATE}" run --settle 0 -- "${SETTLE}" keeps 8
     [ "$status" -eq 0 ]
     [[ "$output" != *right_after_rss_kib* ]] || false
+    # Settled without a cap: the figure has both readings and no word of
+    # a cap it never had.
+    run "${KIT_GBGATE}" run --settle 0.1 -- "${SETTLE}" keeps 8
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[${#lines[@]} - 3]}" == "gate: figure "*" MiB settled, "*" MiB right after at freed"* ]] || false
+}
+
+@test "the helper refuses a GBGATE_SETTLE_S that is not seconds, before its line, and the run names why" {
+    # A settle the helper skipped would be a missing stop; one it cannot
+    # read is an error before anything is printed or stopped.
+    run "${KIT_GBGATE}" run -- env GBGATE_SETTLE_S=x5 bash "${KIT}/snippets/checkpoint.sh"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = 'gate: fail (crash): exited with status 2: gbgate checkpoint: error: GBGATE_SETTLE_S is "x5", not a number of seconds; the helper said: GBGATE_SETTLE_S is "x5", not a number of seconds' ]
 }
 
 @test "the matrix shows right after and settled side by side, and the series both stops" {
