@@ -493,12 +493,20 @@ teardown() {
     grep -q "$(printf '^rounds\tkeeps\tred:rss\tfail\trss\t.*\tok$')" "${out}/matrix.tsv"
     grep -q "$(printf '^judged\tfrees\tgreen\tpass\t-\t.*\tok$')" "${out}/matrix.tsv"
     grep -q '<testsuites name="gbgate matrix" tests="6" failures="0">' "${out}/junit.xml"
+    # One suite a build, of its three cases.
+    [ "$(grep '<testsuite ' "${out}/junit.xml")" = "$(printf '  %s\n' \
+        '<testsuite name="frees" tests="3" failures="0" skipped="0">' \
+        '<testsuite name="keeps" tests="3" failures="0" skipped="0">')" ]
     # Each build's cells as they run, once each, the gate written in bats
     # among them; then the table, a column for every build.
     [ "$(awk '/^gbgate: build / { b = $3 } /^  [a-z]/ { printf "%s%s:%s ", b, $1, $2 }' <<<"$output")" = \
         "frees:rounds:pass frees:climb:pass frees:judged:pass keeps:rounds:fail keeps:climb:fail keeps:judged:fail " ]
     [[ "$output" == *$'\n'"gate                     | frees                        | keeps"* ]] || false
     [ "$(sed -n 1,2p "${out}/matrix.md")" = "$(printf '| gate | frees | keeps |\n|---|---|---|')" ]
+    # A cell of the table is cut at 28 columns, and only a longer one.
+    grep -Eq '^judged +\| ✓ [0-9.]+ MiB +\| ✓ red \(rss\): after round …$' <<<"$output"
+    # Every cell ran and none was skipped: neither is mentioned.
+    [[ "$output" != *"cells not run"* && "$output" != *"cells skipped"* ]] || false
     # The series carry every checkpoint, for the charts.
     grep -q "$(printf '\tround-3$')" "${out}/series/rounds__frees.tsv"
     if command -v gnuplot >/dev/null 2>&1; then
@@ -506,6 +514,27 @@ teardown() {
         [ -s "${out}/charts/rounds.svg" ]
         [[ "$output" == *$'\n'"gbgate: charts of 3 gate(s) in ${out}/charts"$'\n'* ]] || false
     fi
+}
+
+@test "the matrix needs bats only for gates written in bats, and gnuplot only for its charts" {
+    local out="${BATS_TEST_TMPDIR}/m" d="${BATS_TEST_TMPDIR}" path
+    path="$(path_without bats gnuplot)"
+    # Without the gate written in bats: it runs, and says it draws no charts.
+    grep -v '^judged' "${TEST_DIR}/matrix/gates.tsv" >"$d/gates.tsv"
+    grep -v '^judged' "${TEST_DIR}/matrix/expected.tsv" >"$d/expected.tsv"
+    PATH="${path}" run "${GBGATE}" matrix --expected "$d/expected.tsv" --builds "${TEST_DIR}/matrix/builds.tsv" \
+        --gate rounds --build frees --out "${out}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *$'\n'"gbgate: gnuplot not found: no charts"$'\n'* ]] || false
+    [ ! -e "${out}/charts" ]
+    # With it, the matrix cannot run.
+    cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "$d/"
+    PATH="${path}" run "${GBGATE}" matrix --expected "${TEST_DIR}/matrix/expected.tsv" --gates "$d/gates.tsv" \
+        --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}"
+    echo "$output"
+    [ "$status" -eq 2 ]
+    [ "$output" = "$(printf 'gbgate: the matrix cannot run:\n  bats is not installed, and %s has gates written in bats' "$d/gates.tsv")" ]
 }
 
 @test "the charts: a gate's first build in the order of --builds against the others; a build with no series is left out, quietly" {
@@ -530,6 +559,23 @@ teardown() {
     grep -q ">frees against keeps<" "${dest}/rounds.svg"
 }
 
+@test "the matrix: two gates written in one bats file run once each" {
+    local out="${BATS_TEST_TMPDIR}/m" d="${BATS_TEST_TMPDIR}"
+    # judged.bats and a second test of the same reading in the same file.
+    { cat "${TEST_DIR}/matrix/judged.bats"; sed -n '/^@test "judged"/,$p' "${TEST_DIR}/matrix/judged.bats" | sed 's/^@test "judged"/@test "judged-again"/'; } \
+        >"$d/judged.bats"
+    printf 'gate\tprogram\targs\toptions\njudged\tbats\tjudged.bats\t--cap 32MiB\njudged-again\tbats\tjudged.bats\t--cap 32MiB\n' \
+        >"$d/gates.tsv"
+    printf 'gate\truns-on\tfrees\njudged\tall\tgreen\njudged-again\tall\tgreen\n' >"$d/expected.tsv"
+    run "${GBGATE}" matrix --expected "$d/expected.tsv" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
+        --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(awk '/^gbgate: build / { b = $3 } /^  [a-z]/ { printf "%s%s:%s ", b, $1, $2 }' <<<"$output")" = \
+        "frees:judged:pass frees:judged-again:pass " ]
+    [ "$(wc -l <"${out}/results.tsv")" -eq 2 ]
+}
+
 @test "the matrix: a cell of the wrong colour fails it, and says which" {
     local out="${BATS_TEST_TMPDIR}/m" exp="${BATS_TEST_TMPDIR}/expected.tsv"
     # Claim that the build that keeps its memory is green on rounds (awk,
@@ -546,12 +592,15 @@ teardown() {
     # --no-charts draws none.
     [ ! -e "${out}/charts" ]
     [[ "$output" != *"charts"* ]] || false
-    # And the right colour for the wrong reason is wrong too.
-    awk -F'\t' -v OFS='\t' '$1 == "rounds" { $4 = "red:growth" } 1' "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
+    # And the right colour for the wrong reason is wrong too; a cell
+    # expected red that passes survived.
+    awk -F'\t' -v OFS='\t' '$1 == "rounds" { $3 = "red:rss"; $4 = "red:growth" } 1' "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
     run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
         --no-charts
     [ "$status" -eq 1 ]
     grep -q "$(printf '^rounds\tkeeps\tred:growth\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
+    grep -q "$(printf '^rounds\tfrees\tred:rss\tpass\t-\t.*\twrong$')" "${out}/matrix.tsv"
+    grep -q '^| rounds | ✗ survived: [0-9.]* MiB at round-1[^|]* | ✗ red for rss, not growth: at round-1: ' "${out}/matrix.md"
 }
 
 @test "the matrix: a cell of several colours is judged by the one for this platform" {
@@ -658,6 +707,20 @@ teardown() {
     [ ! -s "${out}/matrix.tsv" ]
 }
 
+@test "the matrix: with no --failsafe-build and no failsafe row in the builds file, the failsafe gate runs on the first build" {
+    local out="${BATS_TEST_TMPDIR}/m" bld="${BATS_TEST_TMPDIR}/builds.tsv" exp="${BATS_TEST_TMPDIR}/expected.tsv"
+    cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
+    awk -F'\t' '$1 != "failsafe"' "${TEST_DIR}/matrix/builds.tsv" >"${bld}"
+    # keeps first: the build that never gives back, red over the cap.
+    awk -F'\t' -v OFS='\t' '!/^#/ { print $1, $2, $4, $3 }' "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${bld}" --gate rounds --build keeps --out "${out}" \
+        --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"gbgate: failsafe: the failsafe gate on keeps is red for rss"* ]] || false
+    [[ "$output" == *"gate cells: 1 passed, 0 failed"* ]] || false
+}
+
 @test "the matrix: a failsafe red over its cap for another reason than rss runs the matrix; one red for a crash stops it" {
     local out="${BATS_TEST_TMPDIR}/m" bld="${BATS_TEST_TMPDIR}/builds.tsv"
     cp "${TEST_DIR}/matrix/expected.tsv" "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
@@ -705,16 +768,20 @@ teardown() {
     run "${GBGATE}" matrix --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}"
     [ "$status" -eq 2 ]
     [ "$output" = "gbgate: error: matrix: --expected FILE and --builds FILE are required" ]
-    # A name is a file name and a bats filter: a slash or a colon in it
-    # is refused as a name, whatever else is wrong with the row, and only
-    # the name's whole, from its first character, is a plain word.
+    # A name is a file name and a bats filter: a slash, a colon or a "#"
+    # in it is refused as a name, whatever else is wrong with the row, and
+    # only the name's whole, from its first character, is a plain word. A
+    # "#" begins a comment only at the start of a line.
     cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
-    printf 'gate\truns-on\tfrees\tx:keeps\nsub/rounds\tall\tgreen\tgreen\n' >"${exp}"
+    printf 'gate\truns-on\tfrees\tx:keeps\tx#keeps\nsub/rounds\tall\tgreen\tgreen\tgreen\nsub#climb\tall\tgreen\tgreen\tgreen\n' \
+        >"${exp}"
     run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}"
     echo "$output"
     [ "$status" -eq 2 ]
     [[ "$output" == *'the gate name "sub/rounds" is not letters, digits and - _ . (without __)'* ]] || false
+    [[ "$output" == *'the gate name "sub#climb" is not letters, digits and - _ . (without __)'* ]] || false
     [[ "$output" == *'the build name "x:keeps" is not letters, digits and - _ . (without __)'* ]] || false
+    [[ "$output" == *'the build name "x#keeps" is not letters, digits and - _ . (without __)'* ]] || false
 }
 
 @test "the C reader reads its children from outside at every checkpoint" {
