@@ -358,6 +358,32 @@ judge() {
     [[ "$(verdict)" == "gate: fail (guard-cpu): killed after "*" s of CPU since its start"* ]] || false
 }
 
+@test "the CPU read with ps is the program's group's alone, its days, hours, minutes and seconds each counted" {
+    # A ps that says every process has used 2-01:02:03 of CPU (days-
+    # hours:minutes:seconds, as procps and BSD print a long time); every
+    # other question goes to the real one.
+    local bin="${BATS_TEST_TMPDIR}/bin" real
+    real="$(command -v ps)"
+    mkdir -p "${bin}"
+    cat >"${bin}/ps" <<EOF
+#!/bin/sh
+if [ "\$*" = "-A -o pgid= -o time=" ]; then
+    "${real}" -A -o pgid= | awk '{ print \$1, "2-01:02:03" }'
+    exit 0
+fi
+exec "${real}" "\$@"
+EOF
+    chmod +x "${bin}/ps"
+    # The program is its group's one process: 2 days and 3723 s at its
+    # first checkpoint, and nothing more by its second. The guard's budget
+    # is above both.
+    GK_CPU_PS=1 PATH="${bin}:${PATH}" run "${GBGATE}" run --guard-cpu 1000000 -- "${PROG}" frees 8 2
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(field round-1 cpu_ms)" = $(((2 * 86400 + 3723) * 1000)) ]
+    [ "$(field round-2 cpu_ms)" = 0 ]
+}
+
 @test "the guard's CPU budget is per checkpoint interval, not for the whole run" {
     # Three rounds of 0.6 s of CPU each: 1.8 s in all, under the 1 s budget
     # in every interval.

@@ -179,6 +179,54 @@ EOF
     [ "$(cat "${out}")" = "checkpoint left" ]
 }
 
+# preloaded: the helper with continued.c preloaded (Linux), built into
+# CONTINUED_SO; skips elsewhere.
+preloaded() {
+    [[ "$(uname -s)" == Linux ]] || skip "the preloaded kill() is Linux's (LD_PRELOAD, /proc)"
+    CONTINUED_SO="${BATS_TEST_TMPDIR}/continued.so"
+    "${CC:-cc}" -std=c99 -O1 -Wall -Wextra -Werror -shared -fPIC -o "${CONTINUED_SO}" "${TEST_DIR}/continued.c" -ldl
+}
+
+@test "the helper takes the runner's count of stops read as the proof of a stop it never saw (Linux)" {
+    preloaded
+    # The runner read the stop and continued the program before the
+    # helper's first look (continued.c, CONTINUED=read): only the count,
+    # 1, past the one before the line says the stop happened. That one
+    # was not a number, which counts as no stop read.
+    local out="${BATS_TEST_TMPDIR}/out" stops="${BATS_TEST_TMPDIR}/stops" rc=0
+    echo none >"${stops}"
+    # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
+    GBGATE=stop GBGATE_STOPS_FILE="${stops}" CONTINUED=read within 20 \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left; echo "returned $?"' _ "${CONTINUED_SO}" \
+        >"${out}" 2>&1 || rc=$?
+    cat "${out}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0')" ]
+}
+
+@test "the helper without the runner's stops file stops its caller all the same, and says nothing of the file (Linux)" {
+    preloaded
+    # A helper run by hand, or under a runner older than the file: it
+    # sees the stop itself (continued.c, CONTINUED=exit, continues the
+    # caller once the helper has returned). No file named, or one that is
+    # not there: no count, and no complaint.
+    local out="${BATS_TEST_TMPDIR}/out" rc=0
+    # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
+    GBGATE=stop CONTINUED=exit within 20 env -u GBGATE_STOPS_FILE \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left; echo "returned $?"' _ "${CONTINUED_SO}" \
+        >"${out}" 2>&1 || rc=$?
+    cat "${out}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0')" ]
+    # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
+    GBGATE=stop GBGATE_STOPS_FILE="${BATS_TEST_TMPDIR}/gone" CONTINUED=exit within 20 \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left; echo "returned $?"' _ "${CONTINUED_SO}" \
+        >"${out}" 2>&1 || rc=$?
+    cat "${out}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0')" ]
+}
+
 @test "a program that never stops is told of the protocol, in any language" {
     run "${KIT_GBGATE}" run -- python3 -c 'print("checkpoint-less")'
     echo "$output"
