@@ -529,6 +529,9 @@ teardown() {
         "frees:rounds:pass frees:climb:pass frees:judged:pass keeps:rounds:fail keeps:climb:fail keeps:judged:fail " ]
     [[ "$output" == *$'\n'"gate                     | frees                        | keeps"* ]] || false
     [ "$(sed -n 1,2p "${out}/matrix.md")" = "$(printf '| gate | frees | keeps |\n|---|---|---|')" ]
+    # The bats gate's program says nothing of what its runtime holds: its
+    # figure is the reading alone.
+    grep -q "$(printf '^judged\tfrees\tpass\t-\t[0-9.]* MiB$')" "${out}/results.tsv"
     # A cell of the table is cut at 28 columns, and only a longer one.
     grep -Eq '^judged +\| ✓ [0-9.]+ MiB +\| ✓ red \(rss\): after round …$' <<<"$output"
     # Every cell ran and none was skipped: neither is mentioned.
@@ -600,6 +603,23 @@ teardown() {
     [ "$(awk '/^gbgate: build / { b = $3 } /^  [a-z]/ { printf "%s%s:%s ", b, $1, $2 }' <<<"$output")" = \
         "frees:judged:pass frees:judged-again:pass " ]
     [ "$(wc -l <"${out}/results.tsv")" -eq 2 ]
+}
+
+@test "a gate written in bats, run by hand without a series folder, writes no series" {
+    # Outside the matrix (GATE_BUILD alone), beside its gates and builds
+    # files; the name is this run's own, so no file of another can stand
+    # for the one it must not write.
+    local d="${BATS_TEST_TMPDIR}/gate" name="by-hand-$$-${BATS_TEST_NUMBER}" stray
+    mkdir -p "$d"
+    sed "s/^@test \"judged\"/@test \"${name}\"/" "${TEST_DIR}/matrix/judged.bats" >"$d/gate.bats"
+    printf 'gate\tprogram\targs\toptions\n%s\tbats\tgate.bats\t--cap 32MiB\n' "${name}" >"$d/gates.tsv"
+    cp "${TEST_DIR}/matrix/builds.tsv" "$d/"
+    GATE_BUILD=frees GATE_KIT="${KIT}" run env -u GATE_SERIES_DIR -u GATE_RESULTS bats "$d/gate.bats"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    stray="/${name}__frees.tsv"
+    [ ! -e "${stray}" ] || { rm -f "${stray}"; false; }
+    [ "$(ls "$d")" = "$(printf 'builds.tsv\ngate.bats\ngates.tsv')" ]
 }
 
 @test "the matrix: a cell of the wrong colour fails it, and says which" {
