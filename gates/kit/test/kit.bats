@@ -519,7 +519,9 @@ teardown() {
     grep -q "$(printf '^rounds\tkeeps\tred:rss\tfail\trss\t.*\tok$')" "${out}/matrix.tsv"
     grep -q "$(printf '^judged\tfrees\tgreen\tpass\t-\t.*\tok$')" "${out}/matrix.tsv"
     grep -q '<testsuites name="gbgate matrix" tests="6" failures="0">' "${out}/junit.xml"
-    # One suite a build, of its three cases.
+    # One suite a build, of its three cases, every one of them there.
+    [ "$(grep -c '<testcase ' "${out}/junit.xml")" -eq 6 ]
+    grep -q '<testcase classname="frees" name="rounds"><system-out>' "${out}/junit.xml"
     [ "$(grep '<testsuite ' "${out}/junit.xml")" = "$(printf '  %s\n' \
         '<testsuite name="frees" tests="3" failures="0" skipped="0">' \
         '<testsuite name="keeps" tests="3" failures="0" skipped="0">')" ]
@@ -605,7 +607,7 @@ teardown() {
     [ "$(wc -l <"${out}/results.tsv")" -eq 2 ]
 }
 
-@test "a gate written in bats, run by hand without a series folder, writes no series" {
+@test "a gate written in bats, run by hand without a series folder or a results file, writes neither, and passes" {
     # Outside the matrix (GATE_BUILD alone), beside its gates and builds
     # files; the name is this run's own, so no file of another can stand
     # for the one it must not write.
@@ -739,6 +741,24 @@ teardown() {
     grep -q "$(printf '^kept\tballoon\tred:rss\tfail\tguard-rss\t.*\twrong$')" "${out}/matrix.tsv"
     grep -q "$(printf '^kept\tkeeps\tred:guard-rss\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
     grep -q "✗ red for guard-rss, not rss: killed at" "${out}/matrix.md"
+}
+
+@test "the matrix: a gate its runner refuses is red for setup, the runner's words in its cell and kept in its log" {
+    local out="${BATS_TEST_TMPDIR}/m" d="${BATS_TEST_TMPDIR}"
+    # A cap with no unit: the runner stops at its options, before any log.
+    printf 'gate\tprogram\targs\toptions\nunitless\tprog\t8 1\t--cap 64\nfine\tprog\t8 1\t--cap 32MiB\n' >"$d/gates.tsv"
+    printf 'gate\truns-on\tfrees\nunitless\tall\tred:setup\nfine\tall\tgreen\n' >"$d/expected.tsv"
+    run "${GBGATE}" matrix --expected "$d/expected.tsv" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
+        --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    local said='gbgate: error: --cap takes a size such as 64MiB, 512KiB or 3GiB, not "64"'
+    [[ "$output" == *$'\n'"  unitless                 fail setup          the runner gave no verdict: ${said} "$'\n'* ]] || false
+    [[ "$output" == *"gate cells: 2 passed, 0 failed"* ]] || false
+    [ "$(cat "${out}/logs/unitless__frees.log.err")" = "${said}" ]
+    # A runner with nothing on its stderr leaves no such file.
+    [ -s "${out}/logs/fine__frees.log" ]
+    [ ! -e "${out}/logs/fine__frees.log.err" ]
 }
 
 @test "the matrix: a failsafe that passes stops everything" {
