@@ -637,6 +637,8 @@ teardown() {
     [[ "$output" == *"gate cells: 5 passed, 1 failed"* ]]
     grep -q "$(printf '^rounds\tkeeps\tgreen\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
     grep -q '<testsuites name="gbgate matrix" tests="6" failures="1">' "${out}/junit.xml"
+    grep -q '<testcase classname="keeps" name="rounds"><failure message="expected green, got fail (rss)">at round-1: ' \
+        "${out}/junit.xml"
     # --no-charts draws none.
     [ ! -e "${out}/charts" ]
     [[ "$output" != *"charts"* ]] || false

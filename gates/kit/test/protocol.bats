@@ -204,6 +204,25 @@ preloaded() {
     [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0')" ]
 }
 
+@test "the helper polls without starting a process at each poll (Linux, bash 4 and later)" {
+    preloaded
+    bash -c '((BASH_VERSINFO[0] >= 4))' || skip "bash before 4 has no read with a fraction of a second to wait"
+    # The count of stops read comes 200 ms after the runner continued the
+    # program (continued.c, CONTINUED=late): the helper polls for it all
+    # that while, each wait between two polls bash's own, not a process
+    # started for it. One process in all, the pipe it waits on, at most.
+    local out="${BATS_TEST_TMPDIR}/out" stops="${BATS_TEST_TMPDIR}/stops" forks="${BATS_TEST_TMPDIR}/forks" rc=0
+    echo 0 >"${stops}"
+    # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
+    GBGATE=stop GBGATE_STOPS_FILE="${stops}" CONTINUED=late CONTINUED_FORKS="${forks}" within 20 \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left; echo "returned $?"' _ "${CONTINUED_SO}" \
+        >"${out}" 2>&1 || rc=$?
+    cat "${out}" "${forks}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0')" ]
+    (($(cat "${forks}") <= 1))
+}
+
 @test "the helper without the runner's stops file stops its caller all the same, and says nothing of the file (Linux)" {
     preloaded
     # A helper run by hand, or under a runner older than the file: it
