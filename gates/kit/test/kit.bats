@@ -521,7 +521,8 @@ teardown() {
     grep -q '<testsuites name="gbgate matrix" tests="6" failures="0">' "${out}/junit.xml"
     # One suite a build, of its three cases, every one of them there.
     [ "$(grep -c '<testcase ' "${out}/junit.xml")" -eq 6 ]
-    grep -q '<testcase classname="frees" name="rounds"><system-out>' "${out}/junit.xml"
+    grep -q '<testcase classname="frees" name="rounds"><system-out>[0-9.]* MiB at round-1' "${out}/junit.xml"
+    grep -q '<testcase classname="keeps" name="rounds"><system-out>red (rss): at round-1: ' "${out}/junit.xml"
     [ "$(grep '<testsuite ' "${out}/junit.xml")" = "$(printf '  %s\n' \
         '<testsuite name="frees" tests="3" failures="0" skipped="0">' \
         '<testsuite name="keeps" tests="3" failures="0" skipped="0">')" ]
