@@ -684,6 +684,15 @@ teardown() {
     [[ "$output" == *"gate rounds, cell 2 (red:growth,red:rss): more than one colour without a platform"* ]]
 }
 
+@test "resolve.awk resolves the builds' cells alone: the gate and its runs-on are kept as they are" {
+    # A runs-on is one platform's name, never a list of colours: even one
+    # written as a list is not read as one, and an empty one stays empty.
+    run awk -v platforms="all linux" -f "${KIT}/resolve.awk" <<<"$(printf 'gate\truns-on\tb1\tb2\ng\tlinux,macos\tred:rss@linux,green\tgreen\nh\t\tred:rss\t\n')"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(printf 'gate\truns-on\tb1\tb2\ng\tlinux,macos\tred:rss\tgreen\nh\t\tred:rss\tgreen')" ]
+}
+
 @test "the matrix: where two colours apply here, the first is the cell's" {
     local out="${BATS_TEST_TMPDIR}/m" exp="${BATS_TEST_TMPDIR}/expected.tsv" os
     # This machine's own platform (linux or macos), which applies here as
