@@ -62,6 +62,10 @@ need() {
     [ "$status" -eq 2 ]
     [[ "$output" == *"GBGATE=stop, but GBGATE_PID is not set"* ]] || false
     [[ "$output" != *"checkpoint left"$'\n'* ]] || false
+    # A pid is digits alone, the first not 0.
+    GBGATE=stop GBGATE_PID=1x run "${KIT_GBGATE}" checkpoint left
+    [ "$status" -eq 2 ]
+    [ "$output" = 'gbgate checkpoint: error: GBGATE_PID is "1x", not a process id' ]
 }
 
 @test "the helper refuses what the runners' grammar refuses: a key not a word, a value not printable, too long" {
@@ -140,6 +144,14 @@ EOF
     [[ "$(verdict)" == "gate: fail (protocol): "*"the helper said: the helper was run by pid "*" (bash), not by the process the runner started, GBGATE_PID "*" (sh), nor by a shell that process started: a wrapper started the program without exec"* ]] || false
     run "${KIT_GBGATE}" run --cap 8MiB --at freed -- sh -c "exec bash \"${SNIPPETS}/checkpoint.sh\""
     [ "$status" -eq 0 ]
+    # The program runs the helper through sh -c, as a system() does: a
+    # shell, but one the program started, not the process the runner
+    # started (each command list ends with "; true", so no shell execs
+    # its last command).
+    run "${KIT_GBGATE}" run -- sh -c "bash -c 'sh -c \"gbgate checkpoint left; true\"; true'; true"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (protocol): "*"the helper said: the helper was run by pid "*" (sh), not by the process the runner started, GBGATE_PID "*" (sh), nor by a shell that process started: a wrapper started the program without exec"* ]] || false
 }
 
 @test "the helper returns when the runner read and continued the stop before it looked" {
