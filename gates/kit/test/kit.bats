@@ -336,6 +336,19 @@ judge() {
     [[ "$(verdict)" == "gate: fail (guard-time): killed after 2 s, the guard's bound on the clock for a run (busy on the CPU, under the CPU guard, for longer than the run may last): "* ]] || false
 }
 
+@test "without bash 5's EPOCHREALTIME, the run's clock counts whole seconds" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    # As under bash before 5 (macOS's 3.2): no EPOCHREALTIME, so the run's
+    # start in microseconds was left empty (gk_start), and the seconds are
+    # bash's SECONDS.
+    unset EPOCHREALTIME
+    GK_T0_S=$((SECONDS - 2)) GK_T0_US=""
+    gk_tick
+    echo "${GK_ELAPSED_US}"
+    ((GK_ELAPSED_US >= 2000000 && GK_ELAPSED_US % 1000000 == 0))
+}
+
 @test "the guard kills a runaway for its CPU, the work of a child counted: red for guard-cpu" {
     # The clock's bound is far off: only the CPU budget can end them soon.
     run "${GBGATE}" run --guard-cpu 1 --guard-s 120 -- "${PROG}" spin
@@ -358,22 +371,30 @@ judge() {
     [[ "$(verdict)" == "gate: fail (guard-cpu): killed after "*" s of CPU since its start"* ]] || false
 }
 
-@test "the CPU read with ps is the program's group's alone, its days, hours, minutes and seconds each counted" {
-    # A ps that says every process has used 2-01:02:03 of CPU (days-
-    # hours:minutes:seconds, as procps and BSD print a long time); every
-    # other question goes to the real one.
-    local bin="${BATS_TEST_TMPDIR}/bin" real
+# fake_ps DIR TIME: a ps in DIR that says every process has used TIME of
+# CPU, and notes each time it is asked in DIR/asked; every other question
+# goes to the real one.
+fake_ps() {
+    local real
     real="$(command -v ps)"
-    mkdir -p "${bin}"
-    cat >"${bin}/ps" <<EOF
+    mkdir -p "$1"
+    cat >"$1/ps" <<EOF
 #!/bin/sh
 if [ "\$*" = "-A -o pgid= -o time=" ]; then
-    "${real}" -A -o pgid= | awk '{ print \$1, "2-01:02:03" }'
+    echo asked >>"$1/asked"
+    "${real}" -A -o pgid= | awk '{ print \$1, "$2" }'
     exit 0
 fi
 exec "${real}" "\$@"
 EOF
-    chmod +x "${bin}/ps"
+    chmod +x "$1/ps"
+}
+
+@test "the CPU read with ps is the program's group's alone, its days, hours, minutes and seconds each counted" {
+    # Every process has used 2-01:02:03 of CPU (days-hours:minutes:seconds,
+    # as procps and BSD print a long time).
+    local bin="${BATS_TEST_TMPDIR}/bin"
+    fake_ps "${bin}" 2-01:02:03
     # The program is its group's one process: 2 days and 3723 s at its
     # first checkpoint, and nothing more by its second. The guard's budget
     # is above both.
@@ -382,6 +403,20 @@ EOF
     [ "$status" -eq 0 ]
     [ "$(field round-1 cpu_ms)" = $(((2 * 86400 + 3723) * 1000)) ]
     [ "$(field round-2 cpu_ms)" = 0 ]
+}
+
+@test "the guard reads the CPU with ps once a second of the clock, not at every poll" {
+    # ps reads every process: the guard's poll, every 50 ms, reads none
+    # (where /proc is, it reads the program's own file). A hang of one
+    # second is read once, when the clock's bound is passed.
+    local bin="${BATS_TEST_TMPDIR}/bin"
+    fake_ps "${bin}" 00:00:00
+    GK_CPU_PS=1 PATH="${bin}:${PATH}" run "${GBGATE}" run --guard-s 1 -- "${PROG}" hang
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s,"* ]] || false
+    cat "${bin}/asked"
+    (($(wc -l <"${bin}/asked") <= 2))
 }
 
 @test "the guard's CPU budget is per checkpoint interval, not for the whole run" {
