@@ -235,6 +235,22 @@ preloaded() {
     (($(cat "${forks}") <= 1))
 }
 
+@test "where bash has no timed read, the helper polls with sleep, and quietly (Linux)" {
+    preloaded
+    # GK_HELPER_FD=none: the helper's way without a pipe to wait on (bash
+    # 3.2, or no /proc/self/fd), on this machine; fd 9 is not open in it.
+    # It polls for the count (CONTINUED=late) and says nothing but its line.
+    local out="${BATS_TEST_TMPDIR}/out" stops="${BATS_TEST_TMPDIR}/stops" rc=0
+    echo 0 >"${stops}"
+    # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
+    GBGATE=stop GBGATE_STOPS_FILE="${stops}" CONTINUED=late GK_HELPER_FD=none within 20 \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left 9>&-; echo "returned $?"' _ "${CONTINUED_SO}" \
+        >"${out}" 2>&1 || rc=$?
+    cat "${out}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0')" ]
+}
+
 @test "the helper without the runner's stops file stops its caller all the same, and says nothing of the file (Linux)" {
     preloaded
     # A helper run by hand, or under a runner older than the file: it

@@ -117,6 +117,18 @@ setup() {
     echo "$output"
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (protocol): checkpoint held did not settle: the next stop was \"checkpoint freed\", not \"settled held\""* ]] || false
+    # A settled stop with no checkpoint before it, and one of another
+    # checkpoint than the one read right before it.
+    # shellcheck disable=SC2016  # $$ is the inner bash's
+    run "${KIT_GBGATE}" run --settle 0.5 -- bash -c 'echo "settled held"; kill -STOP $$; true'
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = 'gate: fail (protocol): it stopped at "settled held" with no checkpoint before it to settle' ]
+    # shellcheck disable=SC2016  # $$ is the inner bash's
+    run "${KIT_GBGATE}" run --settle 0.5 -- bash -c 'echo "checkpoint held"; kill -STOP $$; echo "settled freed"; kill -STOP $$; true'
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == 'gate: fail (protocol): checkpoint held did not settle: the next stop was "settled freed", not "settled held"'* ]] || false
     # And a settled stop in a run without --settle.
     run "${KIT_GBGATE}" run -- env GBGATE_SETTLE_S=0.2 bash "${KIT}/snippets/checkpoint.sh"
     echo "$output"
@@ -153,10 +165,13 @@ setup() {
     run "${KIT_GBGATE}" run --settle soon -- "${SETTLE}" late 8
     [ "$status" -eq 2 ]
     [[ "$output" == *'--settle takes seconds (2, 0.5), not "soon"'* ]] || false
-    # The whole value is seconds, not only its end.
-    run "${KIT_GBGATE}" run --settle x5 -- "${SETTLE}" late 8
-    [ "$status" -eq 2 ]
-    [[ "$output" == *'--settle takes seconds (2, 0.5), not "x5"'* ]] || false
+    # The whole value is seconds, not only its start or its end.
+    local v
+    for v in x5 5x; do
+        run "${KIT_GBGATE}" run --settle "$v" -- "${SETTLE}" late 8
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"--settle takes seconds (2, 0.5), not \"$v\""* ]] || false
+    done
     # 0 is no settle: one stop per checkpoint.
     run "${KIT_GBGATE}" run --settle 0 -- "${SETTLE}" keeps 8
     [ "$status" -eq 0 ]
@@ -172,10 +187,13 @@ setup() {
 @test "the helper refuses a GBGATE_SETTLE_S that is not seconds, before its line, and the run names why" {
     # A settle the helper skipped would be a missing stop; one it cannot
     # read is an error before anything is printed or stopped.
-    run "${KIT_GBGATE}" run -- env GBGATE_SETTLE_S=x5 bash "${KIT}/snippets/checkpoint.sh"
-    echo "$output"
-    [ "$status" -eq 1 ]
-    [ "$(verdict)" = 'gate: fail (crash): exited with status 2: gbgate checkpoint: error: GBGATE_SETTLE_S is "x5", not a number of seconds; the helper said: GBGATE_SETTLE_S is "x5", not a number of seconds' ]
+    local v
+    for v in x5 5x; do
+        run "${KIT_GBGATE}" run -- env GBGATE_SETTLE_S="$v" bash "${KIT}/snippets/checkpoint.sh"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [ "$(verdict)" = "gate: fail (crash): exited with status 2: gbgate checkpoint: error: GBGATE_SETTLE_S is \"$v\", not a number of seconds; the helper said: GBGATE_SETTLE_S is \"$v\", not a number of seconds" ]
+    done
 }
 
 @test "the matrix shows right after and settled side by side, and the series both stops" {
