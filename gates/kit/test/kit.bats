@@ -223,6 +223,10 @@ judge() {
     run "${GBGATE}" run -- "${PROG}" fails
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (crash): exited with status 3"* ]]
+    # 128 is a status, not a signal: the signals' are 129 and up.
+    run "${GBGATE}" run -- sh -c 'exit 128'
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = "gate: fail (crash): exited with status 128" ]
 }
 
 @test "a program that never reaches a checkpoint is red for crash" {
@@ -417,6 +421,17 @@ EOF
     [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s,"* ]] || false
     cat "${bin}/asked"
     (($(wc -l <"${bin}/asked") <= 2))
+}
+
+@test "the guard kills for CPU over its budget, not at it" {
+    # The program's group has used exactly the budget, 2 s, when the
+    # clock's bound of 1 s ends it: a hang, not a runaway.
+    local bin="${BATS_TEST_TMPDIR}/bin"
+    fake_ps "${bin}" 00:00:02
+    GK_CPU_PS=1 PATH="${bin}:${PATH}" run "${GBGATE}" run --guard-cpu 2 --guard-s 1 -- "${PROG}" hang
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s, the guard's bound on the clock for a run (busy on the CPU, under the CPU guard, for longer than the run may last): 2.000 s of CPU since its start"* ]] || false
 }
 
 @test "the guard's CPU budget is per checkpoint interval, not for the whole run" {
