@@ -82,6 +82,15 @@ load helpers
     run "${GBGATE}" run --growth 4MiB -- "${PROG}" bump 8 3
     [ "$status" -eq 0 ]
     [ "$(verdict)" = "gate: pass" ]
+    # By more than the bound: rounds that each grew by the bound exactly
+    # did not (the judge on given figures, in KiB).
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    local rc=0
+    gk_growth 4096 round-1=10000 round-2=14096 round-3=18192
+    gk_growth 4096 round-1=10000 round-2=14097 round-3=18194 || rc=$?
+    [ "${rc}" -eq 1 ]
+    [ "${GK_REASON}" = growth ]
 }
 
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {

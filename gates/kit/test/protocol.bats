@@ -222,16 +222,18 @@ preloaded() {
     # The count of stops read comes 200 ms after the runner continued the
     # program (continued.c, CONTINUED=late): the helper polls for it all
     # that while, each wait between two polls bash's own, not a process
-    # started for it. One process in all, the pipe it waits on, at most.
+    # started for it. One process in all, the pipe it waits on, at most;
+    # and it returns once the count says the stop was read, not before.
     local out="${BATS_TEST_TMPDIR}/out" stops="${BATS_TEST_TMPDIR}/stops" forks="${BATS_TEST_TMPDIR}/forks" rc=0
     echo 0 >"${stops}"
     # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
     GBGATE=stop GBGATE_STOPS_FILE="${stops}" CONTINUED=late CONTINUED_FORKS="${forks}" within 20 \
-        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left; echo "returned $?"' _ "${CONTINUED_SO}" \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left; echo "returned $? after $(cat "$2") stop read"' \
+        _ "${CONTINUED_SO}" "${stops}" \
         >"${out}" 2>&1 || rc=$?
     cat "${out}" "${forks}"
     [ "${rc}" -eq 0 ]
-    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0')" ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0 after 1 stop read')" ]
     (($(cat "${forks}") <= 1))
 }
 
@@ -244,11 +246,12 @@ preloaded() {
     echo 0 >"${stops}"
     # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
     GBGATE=stop GBGATE_STOPS_FILE="${stops}" CONTINUED=late GK_HELPER_FD=none within 20 \
-        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left 9>&-; echo "returned $?"' _ "${CONTINUED_SO}" \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left 9>&-; echo "returned $? after $(cat "$2") stop read"' \
+        _ "${CONTINUED_SO}" "${stops}" \
         >"${out}" 2>&1 || rc=$?
     cat "${out}"
     [ "${rc}" -eq 0 ]
-    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0')" ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0 after 1 stop read')" ]
 }
 
 @test "the helper without the runner's stops file stops its caller all the same, and says nothing of the file (Linux)" {
