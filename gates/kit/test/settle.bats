@@ -161,6 +161,26 @@ setup() {
         "checkpoint freed right_after_rss_kib=70000 right_after_lazyfree_kib=8 settled_after_s=1.250 under_cap_after_s=0.050" ]
 }
 
+@test "settling, a reading at the cap is under it, and a reading of 0 (no process) is none" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    # Right after, at the cap to the KiB: under it from the start.
+    gk_settle_watch 32768 32768
+    [ "${GK_SETTLE_UNDER_US}" = 0 ]
+    # Over it right after; a poll that read nothing (0: the program was
+    # ending) is not a reading under it; one at it is.
+    gk_settle_watch 32768 70000
+    gk_settle_sample 0
+    [ -z "${GK_SETTLE_UNDER_US}" ]
+    gk_settle_sample 32768
+    [[ "${GK_SETTLE_UNDER_US}" =~ ^[0-9]+$ ]] || false
+    # Never under it while it settled, and the settled reading at it: under
+    # it after the whole settle.
+    gk_settle_watch 32768 70000
+    gk_settle_done 32768
+    [ "${GK_SETTLE_UNDER_US}" = "${GK_SETTLE_AFTER_US}" ]
+}
+
 @test "--settle takes seconds" {
     run "${KIT_GBGATE}" run --settle soon -- "${SETTLE}" late 8
     [ "$status" -eq 2 ]
