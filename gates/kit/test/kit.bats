@@ -404,17 +404,17 @@ EOF
 }
 
 @test "the CPU read with ps is the program's group's alone, its days, hours, minutes and seconds each counted" {
-    # Every process has used 2-01:02:03 of CPU (days-hours:minutes:seconds,
+    # Every process has used 2-11:02:03 of CPU (days-hours:minutes:seconds,
     # as procps and BSD print a long time).
     local bin="${BATS_TEST_TMPDIR}/bin"
-    fake_ps "${bin}" 2-01:02:03
-    # The program is its group's one process: 2 days and 3723 s at its
+    fake_ps "${bin}" 2-11:02:03
+    # The program is its group's one process: 2 days and 39723 s at its
     # first checkpoint, and nothing more by its second. The guard's budget
     # is above both.
     GK_CPU_PS=1 PATH="${bin}:${PATH}" run "${GBGATE}" run --guard-cpu 1000000 -- "${PROG}" frees 8 2
     echo "$output"
     [ "$status" -eq 0 ]
-    [ "$(field round-1 cpu_ms)" = $(((2 * 86400 + 3723) * 1000)) ]
+    [ "$(field round-1 cpu_ms)" = $(((2 * 86400 + 11 * 3600 + 2 * 60 + 3) * 1000)) ]
     [ "$(field round-2 cpu_ms)" = 0 ]
 }
 
