@@ -146,6 +146,10 @@ setup() {
     [[ "$(field held right_after_rss_kib)" =~ ^[0-9]+$ ]] || false
     (($(field freed rss_kib) < 8 * 1024))
     [ "$(field freed under_cap_after_s)" = 0.000 ]
+    # The figure is the judged checkpoint's, freed's, not held's, which
+    # --at leaves out: its reading right after was already under the cap.
+    [[ "${lines[${#lines[@]} - 2]}" =~ ^"gate: figure "[0-9.]+" MiB settled, "([0-9.]+)" MiB right after, under the cap after 0.000 s at freed" ]] || false
+    awk -v m="${BASH_REMATCH[1]}" 'BEGIN { exit !(m < 8) }'
 }
 
 @test "the settled line: the reading right after, then the program's figures, its settled stop's winning" {
