@@ -25,3 +25,21 @@ kit_paths() {
     PATH="${KIT}:${PATH}"
     export PATH
 }
+
+# path_without NAME...: a PATH for a host that lacks the programs NAME...:
+# one folder of links to every other program on PATH, each name's first,
+# as a lookup on PATH finds it.
+path_without() {
+    local dir="${BATS_TEST_TMPDIR}/path-without" d f n
+    local -a dirs
+    mkdir -p "${dir}"
+    IFS=: read -r -a dirs <<<"${PATH}"
+    for d in "${dirs[@]}"; do
+        for f in "${d}"/*; do
+            n="${f##*/}"
+            [[ -f "${f}" && -x "${f}" && ! -e "${dir}/${n}" && " $* " != *" ${n} "* ]] || continue
+            ln -s "${f}" "${dir}/${n}"
+        done
+    done
+    echo "${dir}"
+}

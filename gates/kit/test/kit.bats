@@ -82,6 +82,15 @@ load helpers
     run "${GBGATE}" run --growth 4MiB -- "${PROG}" bump 8 3
     [ "$status" -eq 0 ]
     [ "$(verdict)" = "gate: pass" ]
+    # By more than the bound: rounds that each grew by the bound exactly
+    # did not (the judge on given figures, in KiB).
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    local rc=0
+    gk_growth 4096 round-1=10000 round-2=14096 round-3=18192
+    gk_growth 4096 round-1=10000 round-2=14097 round-3=18194 || rc=$?
+    [ "${rc}" -eq 1 ]
+    [ "${GK_REASON}" = growth ]
 }
 
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {
@@ -223,6 +232,10 @@ judge() {
     run "${GBGATE}" run -- "${PROG}" fails
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (crash): exited with status 3"* ]]
+    # 128 is a status, not a signal: the signals' are 129 and up.
+    run "${GBGATE}" run -- sh -c 'exit 128'
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = "gate: fail (crash): exited with status 128" ]
 }
 
 @test "a program that never reaches a checkpoint is red for crash" {
@@ -336,6 +349,19 @@ judge() {
     [[ "$(verdict)" == "gate: fail (guard-time): killed after 2 s, the guard's bound on the clock for a run (busy on the CPU, under the CPU guard, for longer than the run may last): "* ]] || false
 }
 
+@test "without bash 5's EPOCHREALTIME, the run's clock counts whole seconds" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    # As under bash before 5 (macOS's 3.2): no EPOCHREALTIME, so the run's
+    # start in microseconds was left empty (gk_start), and the seconds are
+    # bash's SECONDS.
+    unset EPOCHREALTIME
+    GK_T0_S=$((SECONDS - 2)) GK_T0_US=""
+    gk_tick
+    echo "${GK_ELAPSED_US}"
+    ((GK_ELAPSED_US >= 2000000 && GK_ELAPSED_US % 1000000 == 0))
+}
+
 @test "the guard kills a runaway for its CPU, the work of a child counted: red for guard-cpu" {
     # The clock's bound is far off: only the CPU budget can end them soon.
     run "${GBGATE}" run --guard-cpu 1 --guard-s 120 -- "${PROG}" spin
@@ -356,6 +382,65 @@ judge() {
     echo "$output"
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (guard-cpu): killed after "*" s of CPU since its start"* ]] || false
+}
+
+# fake_ps DIR TIME: a ps in DIR that says every process has used TIME of
+# CPU, and notes each time it is asked in DIR/asked; every other question
+# goes to the real one.
+fake_ps() {
+    local real
+    real="$(command -v ps)"
+    mkdir -p "$1"
+    cat >"$1/ps" <<EOF
+#!/bin/sh
+if [ "\$*" = "-A -o pgid= -o time=" ]; then
+    echo asked >>"$1/asked"
+    "${real}" -A -o pgid= | awk '{ print \$1, "$2" }'
+    exit 0
+fi
+exec "${real}" "\$@"
+EOF
+    chmod +x "$1/ps"
+}
+
+@test "the CPU read with ps is the program's group's alone, its days, hours, minutes and seconds each counted" {
+    # Every process has used 2-11:02:03 of CPU (days-hours:minutes:seconds,
+    # as procps and BSD print a long time).
+    local bin="${BATS_TEST_TMPDIR}/bin"
+    fake_ps "${bin}" 2-11:02:03
+    # The program is its group's one process: 2 days and 39723 s at its
+    # first checkpoint, and nothing more by its second. The guard's budget
+    # is above both.
+    GK_CPU_PS=1 PATH="${bin}:${PATH}" run "${GBGATE}" run --guard-cpu 1000000 -- "${PROG}" frees 8 2
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(field round-1 cpu_ms)" = $(((2 * 86400 + 11 * 3600 + 2 * 60 + 3) * 1000)) ]
+    [ "$(field round-2 cpu_ms)" = 0 ]
+}
+
+@test "the guard reads the CPU with ps once a second of the clock, not at every poll" {
+    # ps reads every process: the guard's poll, every 50 ms, reads none
+    # (where /proc is, it reads the program's own file). A hang of one
+    # second is read once, when the clock's bound is passed.
+    local bin="${BATS_TEST_TMPDIR}/bin"
+    fake_ps "${bin}" 00:00:00
+    GK_CPU_PS=1 PATH="${bin}:${PATH}" run "${GBGATE}" run --guard-s 1 -- "${PROG}" hang
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s,"* ]] || false
+    cat "${bin}/asked"
+    (($(wc -l <"${bin}/asked") <= 2))
+}
+
+@test "the guard kills for CPU over its budget, not at it" {
+    # The program's group has used exactly the budget, 2 s, when the
+    # clock's bound of 1 s ends it: a hang, not a runaway.
+    local bin="${BATS_TEST_TMPDIR}/bin"
+    fake_ps "${bin}" 00:00:02
+    GK_CPU_PS=1 PATH="${bin}:${PATH}" run "${GBGATE}" run --guard-cpu 2 --guard-s 1 -- "${PROG}" hang
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (guard-time): killed after 1 s, the guard's bound on the clock for a run (busy on the CPU, under the CPU guard, for longer than the run may last): 2.000 s of CPU since its start"* ]] || false
 }
 
 @test "the guard's CPU budget is per checkpoint interval, not for the whole run" {
@@ -493,12 +578,110 @@ teardown() {
     grep -q "$(printf '^rounds\tkeeps\tred:rss\tfail\trss\t.*\tok$')" "${out}/matrix.tsv"
     grep -q "$(printf '^judged\tfrees\tgreen\tpass\t-\t.*\tok$')" "${out}/matrix.tsv"
     grep -q '<testsuites name="gbgate matrix" tests="6" failures="0">' "${out}/junit.xml"
+    # One suite a build, of its three cases, every one of them there.
+    [ "$(grep -c '<testcase ' "${out}/junit.xml")" -eq 6 ]
+    grep -q '<testcase classname="frees" name="rounds"><system-out>[0-9.]* MiB at round-1' "${out}/junit.xml"
+    grep -q '<testcase classname="keeps" name="rounds"><system-out>red (rss): at round-1: ' "${out}/junit.xml"
+    [ "$(grep '<testsuite ' "${out}/junit.xml")" = "$(printf '  %s\n' \
+        '<testsuite name="frees" tests="3" failures="0" skipped="0">' \
+        '<testsuite name="keeps" tests="3" failures="0" skipped="0">')" ]
+    # Each build's cells as they run, once each, the gate written in bats
+    # among them; then the table, a column for every build.
+    [ "$(awk '/^gbgate: build / { b = $3 } /^  [a-z]/ { printf "%s%s:%s ", b, $1, $2 }' <<<"$output")" = \
+        "frees:rounds:pass frees:climb:pass frees:judged:pass keeps:rounds:fail keeps:climb:fail keeps:judged:fail " ]
+    [[ "$output" == *$'\n'"gate                     | frees                        | keeps"* ]] || false
+    [ "$(sed -n 1,2p "${out}/matrix.md")" = "$(printf '| gate | frees | keeps |\n|---|---|---|')" ]
+    # The bats gate's program says nothing of what its runtime holds: its
+    # figure is the reading alone.
+    grep -q "$(printf '^judged\tfrees\tpass\t-\t[0-9.]* MiB$')" "${out}/results.tsv"
+    # A cell of the table is cut at 28 columns, and only a longer one.
+    grep -Eq '^judged +\| ✓ [0-9.]+ MiB +\| ✓ red \(rss\): after round …$' <<<"$output"
+    # Every cell ran and none was skipped: neither is mentioned.
+    [[ "$output" != *"cells not run"* && "$output" != *"cells skipped"* ]] || false
     # The series carry every checkpoint, for the charts.
     grep -q "$(printf '\tround-3$')" "${out}/series/rounds__frees.tsv"
     if command -v gnuplot >/dev/null 2>&1; then
         [ -s "${out}/charts/rounds.png" ]
         [ -s "${out}/charts/rounds.svg" ]
+        [[ "$output" == *$'\n'"gbgate: charts of 3 gate(s) in ${out}/charts"$'\n'* ]] || false
     fi
+}
+
+@test "the matrix needs bats only for gates written in bats, and gnuplot only for its charts" {
+    local out="${BATS_TEST_TMPDIR}/m" d="${BATS_TEST_TMPDIR}" path
+    path="$(path_without bats gnuplot)"
+    # Without the gate written in bats: it runs, and says it draws no charts.
+    grep -v '^judged' "${TEST_DIR}/matrix/gates.tsv" >"$d/gates.tsv"
+    grep -v '^judged' "${TEST_DIR}/matrix/expected.tsv" >"$d/expected.tsv"
+    PATH="${path}" run "${GBGATE}" matrix --expected "$d/expected.tsv" --builds "${TEST_DIR}/matrix/builds.tsv" \
+        --gate rounds --build frees --out "${out}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *$'\n'"gbgate: gnuplot not found: no charts"$'\n'* ]] || false
+    [ ! -e "${out}/charts" ]
+    # With it, the matrix cannot run.
+    cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "$d/"
+    PATH="${path}" run "${GBGATE}" matrix --expected "${TEST_DIR}/matrix/expected.tsv" --gates "$d/gates.tsv" \
+        --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}"
+    echo "$output"
+    [ "$status" -eq 2 ]
+    [ "$output" = "$(printf 'gbgate: the matrix cannot run:\n  bats is not installed, and %s has gates written in bats' "$d/gates.tsv")" ]
+}
+
+@test "the charts: a gate's first build in the order of --builds against the others; a build with no series is left out, quietly" {
+    command -v gnuplot >/dev/null 2>&1 || skip "gnuplot is not installed"
+    local series="${BATS_TEST_TMPDIR}/series" dest="${BATS_TEST_TMPDIR}/charts" b
+    mkdir -p "${series}"
+    # Two builds of one gate, as the runner writes them; "gone" has none.
+    for b in frees keeps; do
+        printf '# gate=rounds build=%s cap_kib=32768\n0.000\t1024\tround-1\n0.100\t2048\t-\n' "$b" \
+            >"${series}/rounds__${b}.tsv"
+    done
+    # keeps first: not the order the folder lists them in.
+    run "${GBGATE}" charts --series "${series}" --out "${dest}" --builds "gone keeps frees"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "gbgate: charts of 1 gate(s) in ${dest}" ]
+    [ -s "${dest}/rounds.png" ]
+    grep -q ">keeps against frees<" "${dest}/rounds.svg"
+    # Without --builds, the order of the folder.
+    run "${GBGATE}" charts --series "${series}" --out "${dest}"
+    [ "$output" = "gbgate: charts of 1 gate(s) in ${dest}" ]
+    grep -q ">frees against keeps<" "${dest}/rounds.svg"
+}
+
+@test "the matrix: two gates written in one bats file run once each" {
+    local out="${BATS_TEST_TMPDIR}/m" d="${BATS_TEST_TMPDIR}"
+    # judged.bats and a second test of the same reading in the same file.
+    { cat "${TEST_DIR}/matrix/judged.bats"; sed -n '/^@test "judged"/,$p' "${TEST_DIR}/matrix/judged.bats" | sed 's/^@test "judged"/@test "judged-again"/'; } \
+        >"$d/judged.bats"
+    printf 'gate\tprogram\targs\toptions\njudged\tbats\tjudged.bats\t--cap 32MiB\njudged-again\tbats\tjudged.bats\t--cap 32MiB\n' \
+        >"$d/gates.tsv"
+    printf 'gate\truns-on\tfrees\njudged\tall\tgreen\njudged-again\tall\tgreen\n' >"$d/expected.tsv"
+    run "${GBGATE}" matrix --expected "$d/expected.tsv" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
+        --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(awk '/^gbgate: build / { b = $3 } /^  [a-z]/ { printf "%s%s:%s ", b, $1, $2 }' <<<"$output")" = \
+        "frees:judged:pass frees:judged-again:pass " ]
+    [ "$(wc -l <"${out}/results.tsv")" -eq 2 ]
+}
+
+@test "a gate written in bats, run by hand without a series folder or a results file, writes neither, and passes" {
+    # Outside the matrix (GATE_BUILD alone), beside its gates and builds
+    # files; the name is this run's own, so no file of another can stand
+    # for the one it must not write.
+    local d="${BATS_TEST_TMPDIR}/gate" name="by-hand-$$-${BATS_TEST_NUMBER}" stray
+    mkdir -p "$d"
+    sed "s/^@test \"judged\"/@test \"${name}\"/" "${TEST_DIR}/matrix/judged.bats" >"$d/gate.bats"
+    printf 'gate\tprogram\targs\toptions\n%s\tbats\tgate.bats\t--cap 32MiB\n' "${name}" >"$d/gates.tsv"
+    cp "${TEST_DIR}/matrix/builds.tsv" "$d/"
+    GATE_BUILD=frees GATE_KIT="${KIT}" run env -u GATE_SERIES_DIR -u GATE_RESULTS bats "$d/gate.bats"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    stray="/${name}__frees.tsv"
+    [ ! -e "${stray}" ] || { rm -f "${stray}"; false; }
+    [ "$(ls "$d")" = "$(printf 'builds.tsv\ngate.bats\ngates.tsv')" ]
 }
 
 @test "the matrix: a cell of the wrong colour fails it, and says which" {
@@ -514,27 +697,39 @@ teardown() {
     [[ "$output" == *"gate cells: 5 passed, 1 failed"* ]]
     grep -q "$(printf '^rounds\tkeeps\tgreen\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
     grep -q '<testsuites name="gbgate matrix" tests="6" failures="1">' "${out}/junit.xml"
-    # And the right colour for the wrong reason is wrong too.
-    awk -F'\t' -v OFS='\t' '$1 == "rounds" { $4 = "red:growth" } 1' "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
+    grep -q '<testcase classname="keeps" name="rounds"><failure message="expected green, got fail (rss)">at round-1: ' \
+        "${out}/junit.xml"
+    # --no-charts draws none.
+    [ ! -e "${out}/charts" ]
+    [[ "$output" != *"charts"* ]] || false
+    # And the right colour for the wrong reason is wrong too; a cell
+    # expected red that passes survived.
+    awk -F'\t' -v OFS='\t' '$1 == "rounds" { $3 = "red:rss"; $4 = "red:growth" } 1' "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
     run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
         --no-charts
     [ "$status" -eq 1 ]
     grep -q "$(printf '^rounds\tkeeps\tred:growth\tfail\trss\t.*\twrong$')" "${out}/matrix.tsv"
+    grep -q "$(printf '^rounds\tfrees\tred:rss\tpass\t-\t.*\twrong$')" "${out}/matrix.tsv"
+    grep -q '^| rounds | ✗ survived: [0-9.]* MiB at round-1[^|]* | ✗ red for rss, not growth: at round-1: ' "${out}/matrix.md"
 }
 
 @test "the matrix: a cell of several colours is judged by the one for this platform" {
     local out="${BATS_TEST_TMPDIR}/m" exp="${BATS_TEST_TMPDIR}/expected.tsv"
     cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
     # rounds on keeps: red for growth by default (wrong: it is red for rss),
-    # red for rss on a platform named "other".
-    awk -F'\t' -v OFS='\t' '$1 == "rounds" { $4 = "red:growth,red:rss@other" } 1' \
+    # red for rss on a platform named "other". On frees, the first build:
+    # green but on a platform that is none of these.
+    awk -F'\t' -v OFS='\t' '$1 == "rounds" { $3 = "red:crash@nowhere,green"; $4 = "red:growth,red:rss@other" } 1' \
         "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
     GBGATE_PLATFORMS="all other" run "${GBGATE}" matrix --expected "${exp}" \
         --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" --no-charts
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "$output" == *"gbgate: platforms: all other"* ]]
-    grep -q "$(printf '^rounds\tall\tgreen\tred:rss$')" "${out}/expected-here.tsv"
+    # The expected file as it applies here: every cell one colour, its
+    # comments gone.
+    [ "$(cat "${out}/expected-here.tsv")" = \
+        "$(printf 'gate\truns-on\tfrees\tkeeps\nrounds\tall\tgreen\tred:rss\nclimb\tall\tgreen\tred:growth\njudged\tall\tgreen\tred:rss')" ]
     run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
         --no-charts
     [ "$status" -eq 1 ]
@@ -546,6 +741,15 @@ teardown() {
         --no-charts
     [ "$status" -ne 0 ]
     [[ "$output" == *"gate rounds, cell 2 (red:growth,red:rss): more than one colour without a platform"* ]]
+}
+
+@test "resolve.awk resolves the builds' cells alone: the gate and its runs-on are kept as they are" {
+    # A runs-on is one platform's name, never a list of colours: even one
+    # written as a list is not read as one, and an empty one stays empty.
+    run awk -v platforms="all linux" -f "${KIT}/resolve.awk" <<<"$(printf 'gate\truns-on\tb1\tb2\ng\tlinux,macos\tred:rss@linux,green\tgreen\nh\t\tred:rss\t\n')"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(printf 'gate\truns-on\tb1\tb2\ng\tlinux,macos\tred:rss\tgreen\nh\t\tred:rss\tgreen')" ]
 }
 
 @test "the matrix: where two colours apply here, the first is the cell's" {
@@ -614,6 +818,41 @@ teardown() {
     grep -q "✗ red for guard-rss, not rss: killed at" "${out}/matrix.md"
 }
 
+@test "the matrix: a skipped cell is not run, its build may lack the program, and its reason is printed whole" {
+    local out="${BATS_TEST_TMPDIR}/m" d="${BATS_TEST_TMPDIR}"
+    grep '^rounds' "${TEST_DIR}/matrix/gates.tsv" | { printf 'gate\tprogram\targs\toptions\n'; cat; } >"$d/gates.tsv"
+    # The build keeps has no program; its reason has a "#", which begins
+    # a comment only at the start of a line.
+    awk -F'\t' -v OFS='\t' '$1 == "keeps" { $2 = "-" } 1' "${TEST_DIR}/matrix/builds.tsv" >"$d/builds.tsv"
+    printf 'gate\truns-on\tfrees\tkeeps\nrounds\tall\tgreen\tskip:no program (#12)\n' >"$d/expected.tsv"
+    run "${GBGATE}" matrix --expected "$d/expected.tsv" --builds "$d/builds.tsv" --out "${out}" --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *$'\n'"cells skipped: 1, each with its reason:"$'\n'"  rounds on keeps: no program (#12)"$'\n'* ]] || false
+    [[ "$output" == *"gate cells: 1 passed, 0 failed"* ]] || false
+    grep -q "$(printf '^rounds\tkeeps\tskip:no program (#12)\t\t\t\tskip$')" "${out}/matrix.tsv"
+    grep -q '<testcase classname="keeps" name="rounds"><skipped message="skip:no program (#12)"/></testcase>' "${out}/junit.xml"
+    [ ! -e "${out}/logs/rounds__keeps.log" ]
+}
+
+@test "the matrix: a gate its runner refuses is red for setup, the runner's words in its cell and kept in its log" {
+    local out="${BATS_TEST_TMPDIR}/m" d="${BATS_TEST_TMPDIR}"
+    # A cap with no unit: the runner stops at its options, before any log.
+    printf 'gate\tprogram\targs\toptions\nunitless\tprog\t8 1\t--cap 64\nfine\tprog\t8 1\t--cap 32MiB\n' >"$d/gates.tsv"
+    printf 'gate\truns-on\tfrees\nunitless\tall\tred:setup\nfine\tall\tgreen\n' >"$d/expected.tsv"
+    run "${GBGATE}" matrix --expected "$d/expected.tsv" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
+        --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    local said='gbgate: error: --cap takes a size such as 64MiB, 512KiB or 3GiB, not "64"'
+    [[ "$output" == *$'\n'"  unitless                 fail setup          the runner gave no verdict: ${said} "$'\n'* ]] || false
+    [[ "$output" == *"gate cells: 2 passed, 0 failed"* ]] || false
+    [ "$(cat "${out}/logs/unitless__frees.log.err")" = "${said}" ]
+    # A runner with nothing on its stderr leaves no such file.
+    [ -s "${out}/logs/fine__frees.log" ]
+    [ ! -e "${out}/logs/fine__frees.log.err" ]
+}
+
 @test "the matrix: a failsafe that passes stops everything" {
     local out="${BATS_TEST_TMPDIR}/m"
     cp "${TEST_DIR}/matrix/expected.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
@@ -624,6 +863,20 @@ teardown() {
     [ "$status" -eq 1 ]
     [[ "$output" == *"FAILSAFE BROKEN"* ]]
     [ ! -s "${out}/matrix.tsv" ]
+}
+
+@test "the matrix: with no --failsafe-build and no failsafe row in the builds file, the failsafe gate runs on the first build" {
+    local out="${BATS_TEST_TMPDIR}/m" bld="${BATS_TEST_TMPDIR}/builds.tsv" exp="${BATS_TEST_TMPDIR}/expected.tsv"
+    cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
+    awk -F'\t' '$1 != "failsafe"' "${TEST_DIR}/matrix/builds.tsv" >"${bld}"
+    # keeps first: the build that never gives back, red over the cap.
+    awk -F'\t' -v OFS='\t' '!/^#/ { print $1, $2, $4, $3 }' "${TEST_DIR}/matrix/expected.tsv" >"${exp}"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${bld}" --gate rounds --build keeps --out "${out}" \
+        --no-charts
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"gbgate: failsafe: the failsafe gate on keeps is red for rss"* ]] || false
+    [[ "$output" == *"gate cells: 1 passed, 0 failed"* ]] || false
 }
 
 @test "the matrix: a failsafe red over its cap for another reason than rss runs the matrix; one red for a crash stops it" {
@@ -662,6 +915,31 @@ teardown() {
     [[ "$output" == *'the gate "nowhere"'*"has no row in"* ]]
     [[ "$output" == *'no row for the build "some-build"'* ]]
     [[ "$output" == *'the gate "climb" of'*"has no row in"* ]]
+}
+
+@test "the matrix refuses a run without both files, and gate and build names that are not plain words, exit 2" {
+    local out="${BATS_TEST_TMPDIR}/m" exp="${BATS_TEST_TMPDIR}/expected.tsv"
+    # Either file alone is not enough: the other is not looked for by default.
+    run "${GBGATE}" matrix --expected "${TEST_DIR}/matrix/expected.tsv" --out "${out}"
+    [ "$status" -eq 2 ]
+    [ "$output" = "gbgate: error: matrix: --expected FILE and --builds FILE are required" ]
+    run "${GBGATE}" matrix --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}"
+    [ "$status" -eq 2 ]
+    [ "$output" = "gbgate: error: matrix: --expected FILE and --builds FILE are required" ]
+    # A name is a file name and a bats filter: a slash, a colon or a "#"
+    # in it is refused as a name, whatever else is wrong with the row, and
+    # only the name's whole, from its first character, is a plain word. A
+    # "#" begins a comment only at the start of a line.
+    cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "${BATS_TEST_TMPDIR}/"
+    printf 'gate\truns-on\tfrees\tx:keeps\tx#keeps\nsub/rounds\tall\tgreen\tgreen\tgreen\nsub#climb\tall\tgreen\tgreen\tgreen\n' \
+        >"${exp}"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}"
+    echo "$output"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *'the gate name "sub/rounds" is not letters, digits and - _ . (without __)'* ]] || false
+    [[ "$output" == *'the gate name "sub#climb" is not letters, digits and - _ . (without __)'* ]] || false
+    [[ "$output" == *'the build name "x:keeps" is not letters, digits and - _ . (without __)'* ]] || false
+    [[ "$output" == *'the build name "x#keeps" is not letters, digits and - _ . (without __)'* ]] || false
 }
 
 @test "the C reader reads its children from outside at every checkpoint" {

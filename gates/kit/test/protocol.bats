@@ -62,6 +62,10 @@ need() {
     [ "$status" -eq 2 ]
     [[ "$output" == *"GBGATE=stop, but GBGATE_PID is not set"* ]] || false
     [[ "$output" != *"checkpoint left"$'\n'* ]] || false
+    # A pid is digits alone, the first not 0.
+    GBGATE=stop GBGATE_PID=1x run "${KIT_GBGATE}" checkpoint left
+    [ "$status" -eq 2 ]
+    [ "$output" = 'gbgate checkpoint: error: GBGATE_PID is "1x", not a process id' ]
 }
 
 @test "the helper refuses what the runners' grammar refuses: a key not a word, a value not printable, too long" {
@@ -140,6 +144,14 @@ EOF
     [[ "$(verdict)" == "gate: fail (protocol): "*"the helper said: the helper was run by pid "*" (bash), not by the process the runner started, GBGATE_PID "*" (sh), nor by a shell that process started: a wrapper started the program without exec"* ]] || false
     run "${KIT_GBGATE}" run --cap 8MiB --at freed -- sh -c "exec bash \"${SNIPPETS}/checkpoint.sh\""
     [ "$status" -eq 0 ]
+    # The program runs the helper through sh -c, as a system() does: a
+    # shell, but one the program started, not the process the runner
+    # started (each command list ends with "; true", so no shell execs
+    # its last command).
+    run "${KIT_GBGATE}" run -- sh -c "bash -c 'sh -c \"gbgate checkpoint left; true\"; true'; true"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == "gate: fail (protocol): "*"the helper said: the helper was run by pid "*" (sh), not by the process the runner started, GBGATE_PID "*" (sh), nor by a shell that process started: a wrapper started the program without exec"* ]] || false
 }
 
 @test "the helper returns when the runner read and continued the stop before it looked" {
@@ -177,6 +189,92 @@ EOF
     cat "${out}"
     [ "${rc}" -eq 0 ]
     [ "$(cat "${out}")" = "checkpoint left" ]
+}
+
+# preloaded: the helper with continued.c preloaded (Linux), built into
+# CONTINUED_SO; skips elsewhere.
+preloaded() {
+    [[ "$(uname -s)" == Linux ]] || skip "the preloaded kill() is Linux's (LD_PRELOAD, /proc)"
+    CONTINUED_SO="${BATS_TEST_TMPDIR}/continued.so"
+    "${CC:-cc}" -std=c99 -O1 -Wall -Wextra -Werror -shared -fPIC -o "${CONTINUED_SO}" "${TEST_DIR}/continued.c" -ldl
+}
+
+@test "the helper takes the runner's count of stops read as the proof of a stop it never saw (Linux)" {
+    preloaded
+    # The runner read the stop and continued the program before the
+    # helper's first look (continued.c, CONTINUED=read): only the count,
+    # 1, past the one before the line says the stop happened. That one
+    # was not a number, which counts as no stop read.
+    local out="${BATS_TEST_TMPDIR}/out" stops="${BATS_TEST_TMPDIR}/stops" rc=0
+    echo none >"${stops}"
+    # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
+    GBGATE=stop GBGATE_STOPS_FILE="${stops}" CONTINUED=read within 20 \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left; echo "returned $?"' _ "${CONTINUED_SO}" \
+        >"${out}" 2>&1 || rc=$?
+    cat "${out}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0')" ]
+}
+
+@test "the helper polls without starting a process at each poll (Linux, bash 4 and later)" {
+    preloaded
+    bash -c '((BASH_VERSINFO[0] >= 4))' || skip "bash before 4 has no read with a fraction of a second to wait"
+    # The count of stops read comes 200 ms after the runner continued the
+    # program (continued.c, CONTINUED=late): the helper polls for it all
+    # that while, each wait between two polls bash's own, not a process
+    # started for it. One process in all, the pipe it waits on, at most;
+    # and it returns once the count says the stop was read, not before.
+    local out="${BATS_TEST_TMPDIR}/out" stops="${BATS_TEST_TMPDIR}/stops" forks="${BATS_TEST_TMPDIR}/forks" rc=0
+    echo 0 >"${stops}"
+    # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
+    GBGATE=stop GBGATE_STOPS_FILE="${stops}" CONTINUED=late CONTINUED_FORKS="${forks}" within 20 \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left; echo "returned $? after $(cat "$2") stop read"' \
+        _ "${CONTINUED_SO}" "${stops}" \
+        >"${out}" 2>&1 || rc=$?
+    cat "${out}" "${forks}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0 after 1 stop read')" ]
+    (($(cat "${forks}") <= 1))
+}
+
+@test "where bash has no timed read, the helper polls with sleep, and quietly (Linux)" {
+    preloaded
+    # GK_HELPER_FD=none: the helper's way without a pipe to wait on (bash
+    # 3.2, or no /proc/self/fd), on this machine; fd 9 is not open in it.
+    # It polls for the count (CONTINUED=late) and says nothing but its line.
+    local out="${BATS_TEST_TMPDIR}/out" stops="${BATS_TEST_TMPDIR}/stops" rc=0
+    echo 0 >"${stops}"
+    # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
+    GBGATE=stop GBGATE_STOPS_FILE="${stops}" CONTINUED=late GK_HELPER_FD=none within 20 \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left 9>&-; echo "returned $? after $(cat "$2") stop read"' \
+        _ "${CONTINUED_SO}" "${stops}" \
+        >"${out}" 2>&1 || rc=$?
+    cat "${out}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0 after 1 stop read')" ]
+}
+
+@test "the helper without the runner's stops file stops its caller all the same, and says nothing of the file (Linux)" {
+    preloaded
+    # A helper run by hand, or under a runner older than the file: it
+    # sees the stop itself (continued.c, CONTINUED=exit, continues the
+    # caller once the helper has returned). No file named, or one that is
+    # not there: no count, and no complaint.
+    local out="${BATS_TEST_TMPDIR}/out" rc=0
+    # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
+    GBGATE=stop CONTINUED=exit within 20 env -u GBGATE_STOPS_FILE \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left; echo "returned $?"' _ "${CONTINUED_SO}" \
+        >"${out}" 2>&1 || rc=$?
+    cat "${out}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0')" ]
+    # shellcheck disable=SC2016  # $$ and $1 are the inner bash's
+    GBGATE=stop GBGATE_STOPS_FILE="${BATS_TEST_TMPDIR}/gone" CONTINUED=exit within 20 \
+        bash -c 'GBGATE_PID=$$ LD_PRELOAD="$1" gbgate checkpoint left; echo "returned $?"' _ "${CONTINUED_SO}" \
+        >"${out}" 2>&1 || rc=$?
+    cat "${out}"
+    [ "${rc}" -eq 0 ]
+    [ "$(cat "${out}")" = "$(printf 'checkpoint left\nreturned 0')" ]
 }
 
 @test "a program that never stops is told of the protocol, in any language" {

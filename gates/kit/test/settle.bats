@@ -117,6 +117,18 @@ setup() {
     echo "$output"
     [ "$status" -eq 1 ]
     [[ "$(verdict)" == "gate: fail (protocol): checkpoint held did not settle: the next stop was \"checkpoint freed\", not \"settled held\""* ]] || false
+    # A settled stop with no checkpoint before it, and one of another
+    # checkpoint than the one read right before it.
+    # shellcheck disable=SC2016  # $$ is the inner bash's
+    run "${KIT_GBGATE}" run --settle 0.5 -- bash -c 'echo "settled held"; kill -STOP $$; true'
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(verdict)" = 'gate: fail (protocol): it stopped at "settled held" with no checkpoint before it to settle' ]
+    # shellcheck disable=SC2016  # $$ is the inner bash's
+    run "${KIT_GBGATE}" run --settle 0.5 -- bash -c 'echo "checkpoint held"; kill -STOP $$; echo "settled freed"; kill -STOP $$; true'
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$(verdict)" == 'gate: fail (protocol): checkpoint held did not settle: the next stop was "settled freed", not "settled held"'* ]] || false
     # And a settled stop in a run without --settle.
     run "${KIT_GBGATE}" run -- env GBGATE_SETTLE_S=0.2 bash "${KIT}/snippets/checkpoint.sh"
     echo "$output"
@@ -134,6 +146,10 @@ setup() {
     [[ "$(field held right_after_rss_kib)" =~ ^[0-9]+$ ]] || false
     (($(field freed rss_kib) < 8 * 1024))
     [ "$(field freed under_cap_after_s)" = 0.000 ]
+    # The figure is the judged checkpoint's, freed's, not held's, which
+    # --at leaves out: its reading right after was already under the cap.
+    [[ "${lines[${#lines[@]} - 2]}" =~ ^"gate: figure "[0-9.]+" MiB settled, "([0-9.]+)" MiB right after, under the cap after 0.000 s at freed" ]] || false
+    awk -v m="${BASH_REMATCH[1]}" 'BEGIN { exit !(m < 8) }'
 }
 
 @test "the settled line: the reading right after, then the program's figures, its settled stop's winning" {
@@ -149,14 +165,59 @@ setup() {
         "checkpoint freed right_after_rss_kib=70000 right_after_lazyfree_kib=8 settled_after_s=1.250 under_cap_after_s=0.050" ]
 }
 
+@test "settling, a reading at the cap is under it, and a reading of 0 (no process) is none" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    # Right after, at the cap to the KiB: under it from the start.
+    gk_settle_watch 32768 32768
+    [ "${GK_SETTLE_UNDER_US}" = 0 ]
+    # Over it right after; a poll that read nothing (0: the program was
+    # ending) is not a reading under it; one at it is.
+    gk_settle_watch 32768 70000
+    gk_settle_sample 0
+    [ -z "${GK_SETTLE_UNDER_US}" ]
+    gk_settle_sample 32768
+    [[ "${GK_SETTLE_UNDER_US}" =~ ^[0-9]+$ ]] || false
+    # Never under it while it settled, and the settled reading at it: under
+    # it after the whole settle.
+    gk_settle_watch 32768 70000
+    gk_settle_done 32768
+    [ "${GK_SETTLE_UNDER_US}" = "${GK_SETTLE_AFTER_US}" ]
+}
+
 @test "--settle takes seconds" {
     run "${KIT_GBGATE}" run --settle soon -- "${SETTLE}" late 8
     [ "$status" -eq 2 ]
     [[ "$output" == *'--settle takes seconds (2, 0.5), not "soon"'* ]] || false
+    # The whole value is seconds, not only its start or its end.
+    local v
+    for v in x5 5x; do
+        run "${KIT_GBGATE}" run --settle "$v" -- "${SETTLE}" late 8
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"--settle takes seconds (2, 0.5), not \"$v\""* ]] || false
+    done
     # 0 is no settle: one stop per checkpoint.
     run "${KIT_GBGATE}" run --settle 0 -- "${SETTLE}" keeps 8
     [ "$status" -eq 0 ]
     [[ "$output" != *right_after_rss_kib* ]] || false
+    # Settled without a cap: the figure has both readings and no word of
+    # a cap it never had.
+    run "${KIT_GBGATE}" run --settle 0.1 -- "${SETTLE}" keeps 8
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[${#lines[@]} - 3]}" == "gate: figure "*" MiB settled, "*" MiB right after at freed"* ]] || false
+}
+
+@test "the helper refuses a GBGATE_SETTLE_S that is not seconds, before its line, and the run names why" {
+    # A settle the helper skipped would be a missing stop; one it cannot
+    # read is an error before anything is printed or stopped.
+    local v
+    for v in x5 5x; do
+        run "${KIT_GBGATE}" run -- env GBGATE_SETTLE_S="$v" bash "${KIT}/snippets/checkpoint.sh"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [ "$(verdict)" = "gate: fail (crash): exited with status 2: gbgate checkpoint: error: GBGATE_SETTLE_S is \"$v\", not a number of seconds; the helper said: GBGATE_SETTLE_S is \"$v\", not a number of seconds" ]
+    done
 }
 
 @test "the matrix shows right after and settled side by side, and the series both stops" {
