@@ -521,6 +521,36 @@ GB_TEST(a_malformed_cache_setting_stops)
  * descriptor page (its last slot went): neither may cost a map at the
  * next enter, so the cache makes room for the newest block, and the
  * descriptor page is kept whatever the cache holds. */
+/* Room is made from every class, the smallest too: a cache full of
+ * blocks of map_min bytes gives them up for a larger newest block. */
+GB_TEST(a_cache_full_of_the_smallest_blocks_makes_room_from_them)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.huge = GB_HUGE_OFF;
+    o.cache_bytes = 2 * GB__MAP_MIN;
+    gb_init(&o);
+    CHECK_EQ(gb__cfg.map_min, GB__MAP_MIN);
+    gb__cache *cache = &gb__self()->mem.cache;
+    gb__chunk a = gb__chunk_get(cache, GB__MAP_MIN), b = gb__chunk_get(cache, GB__MAP_MIN);
+    gb__chunk c = gb__chunk_get(cache, GB__MAP_MIN + GB__MAP_MIN / 4); /* the next class */
+    gb__chunk_put(cache, a);
+    gb__chunk_put(cache, b);
+    CHECK_EQ(gbt_stats().bytes_cached, 2 * GB__MAP_MIN);
+    gb__chunk_put(cache, c);
+    /* The small blocks went, one by one until there was room (one left
+     * 16 KiB, short of the newest's 20): the newest is cached. */
+    CHECK_EQ(gbt_stats().bytes_cached, c.size);
+    uint64_t hits = gbt_stats().cache_hits;
+    gb__chunk again = gb__chunk_get(cache, c.size);
+    CHECK_EQ(gbt_stats().cache_hits, hits + 1);
+    CHECK(again.base == c.base);
+    gb__chunk_put(cache, again);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 GB_TEST(a_full_cache_makes_room_for_the_newest_block)
 {
     gb_options o;
