@@ -654,6 +654,30 @@ GB_TEST(a_signal_stack_too_small_is_replaced_and_put_back_at_exit)
 /* A stack the thread installs after the runtime's is its own: at exit the
  * runtime frees its stack, which is no longer used, and leaves the later
  * one in force rather than put back the one it had replaced. */
+/* A thread's pool of stacks goes at its exit with the rest of what it
+ * kept: nothing of a thread that ran and freed a coroutine stays mapped or
+ * cached once it has exited. */
+static void *run_and_free_a_coroutine(void *arg)
+{
+    (void)arg;
+    gb_coro *c = gb_coro_new(yield_once, NULL, 0);
+    gb_coro_resume(c);
+    gb_coro_resume(c);
+    gb_coro_free(c); /* its stack goes to the thread's pool */
+    return NULL;
+}
+
+GB_TEST(a_threads_pooled_stacks_go_at_its_exit)
+{
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, run_and_free_a_coroutine, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.bytes_cached, 0);
+    CHECK_EQ(s.mappings_cached, 0);
+    gbt_check_all_given_back();
+}
+
 GB_TEST(a_signal_stack_installed_after_the_runtimes_is_left_in_force_at_exit)
 {
     altstack_case k = run_altstack_thread_then(8 * 1024, 64 * 1024);
