@@ -632,6 +632,25 @@ GB_TEST(a_directory_entry_is_used_up_only_past_the_last_generation)
     gbt_check_all_given_back();
 }
 
+/* A slot freed at the last generation is still good for one more region:
+ * the next region takes it again (the spare page kept, with the cache on),
+ * at that generation. */
+GB_TEST(a_slot_at_the_last_generation_is_taken_once_more)
+{
+    gb_init(NULL);
+    gb_region *h = gb_enter();
+    gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
+    r->gen = GB__GEN_MAX - 1;
+    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
+    uintptr_t where = r->where;
+    gb_leave((gb_region *)r->handle); /* the slot's generation is now the last */
+    gb_region *next = gb_enter();
+    CHECK_EQ((uintptr_t)next & (((uintptr_t)1 << GB__H_GEN_SHIFT) - 1), where);
+    CHECK_EQ((uintptr_t)next >> GB__H_GEN_SHIFT, GB__GEN_MAX);
+    gb_leave(next);
+    gbt_check_all_given_back();
+}
+
 /* A thread that used up an entry and exited gives the pool its other
  * entries, never that one: the next thread's pages are on other entries. */
 static uint32_t entry_of(const gb_region *h)
