@@ -108,6 +108,24 @@ GB_TEST(options_of_exactly_the_first_abis_size_are_taken)
     gb_leave(r);
 }
 
+/* gb_region_of is a first use like any call into the runtime: it settles
+ * the settings, and a gb_init that asks for others afterwards stops. Here,
+ * in a library build, no constructor has settled them before main. */
+static void init_after_region_of(void)
+{
+    int x = 0;
+    CHECK(gb_region_of(&x) == NULL);
+    gb_options o;
+    gb_options_init(&o);
+    o.cache_bytes = 1 << 20;
+    gb_init(&o);
+}
+
+GB_TEST(a_region_of_question_is_a_first_use)
+{
+    gbt_expect_death(init_after_region_of, "set first by the first call into the runtime");
+}
+
 GB_TEST(a_struct_smaller_than_its_first_abi_stops)
 {
     gbt_expect_death(stats_too_small, "gb_stats_get: a struct of");
