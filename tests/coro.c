@@ -1180,6 +1180,31 @@ __attribute__((noinline)) static void scrub_below(void)
     __asm__ volatile("" : : "r"(pad) : "memory"); /* the stores are kept */
 }
 
+/* The region k->r, holding LET_GO_BYTES of a pattern, pinned by two
+ * coroutines when it is left: fn's, started with k, and k->witness, frozen
+ * last and so the witness. Before the leave a scratch region is left with
+ * both frozen, so that both stacks' summaries are built while they hold
+ * the pointer. Returns fn's coroutine. */
+static gb_coro *two_pinners_then_leave(let_go_case *k, gb_coro_fn fn)
+{
+    memset(k, 0, sizeof *k);
+    k->r = gb_enter();
+    unsigned char *buf = gb_alloc(LET_GO_BYTES);
+    for (size_t i = 0; i < LET_GO_BYTES; i++)
+        buf[i] = let_go_byte(i);
+    k->enc = (uintptr_t)buf ^ LET_GO_KEY;
+    buf = NULL;
+    gb_coro *c = gb_coro_new(fn, k, 0);
+    CHECK(gb_coro_resume(c));
+    k->witness = gb_coro_new(gbs_hold_forever, (void *)(k->enc ^ LET_GO_KEY), 0);
+    CHECK(gb_coro_resume(k->witness));
+    gb_region *scratch = gb_enter();
+    memset(gb_alloc(5000), 1, 5000);
+    gb_leave(scratch); /* asks both stacks: their summaries hold the pointer */
+    gb_leave(k->r);
+    return c;
+}
+
 static void hold_then_let_go(void *arg)
 {
     let_go_case *k = arg;
@@ -1202,21 +1227,7 @@ static void hold_then_let_go(void *arg)
 GB_TEST(a_witness_that_lets_go_of_its_region_lets_the_next_sweep_free_it)
 {
     let_go_case k;
-    memset(&k, 0, sizeof k);
-    k.r = gb_enter();
-    unsigned char *buf = gb_alloc(LET_GO_BYTES);
-    for (size_t i = 0; i < LET_GO_BYTES; i++)
-        buf[i] = let_go_byte(i);
-    k.enc = (uintptr_t)buf ^ LET_GO_KEY;
-    buf = NULL;
-    gb_coro *c = gb_coro_new(hold_then_let_go, &k, 0);
-    CHECK(gb_coro_resume(c));
-    k.witness = gb_coro_new(gbs_hold_forever, (void *)(k.enc ^ LET_GO_KEY), 0);
-    CHECK(gb_coro_resume(k.witness));
-    gb_region *scratch = gb_enter();
-    memset(gb_alloc(5000), 1, 5000);
-    gb_leave(scratch); /* asks both stacks: their summaries hold the pointer */
-    gb_leave(k.r);
+    gb_coro *c = two_pinners_then_leave(&k, hold_then_let_go);
     gb_region_info i;
     gb_region_info_get(k.r, &i);
     CHECK_EQ(i.state, GB_REGION_RETIRED);
@@ -1271,21 +1282,7 @@ static void let_go_then_free_the_witness(void *arg)
 GB_TEST(a_running_coroutine_that_let_go_lets_the_witness_free_its_region)
 {
     let_go_case k;
-    memset(&k, 0, sizeof k);
-    k.r = gb_enter();
-    unsigned char *buf = gb_alloc(LET_GO_BYTES);
-    for (size_t i = 0; i < LET_GO_BYTES; i++)
-        buf[i] = let_go_byte(i);
-    k.enc = (uintptr_t)buf ^ LET_GO_KEY;
-    buf = NULL;
-    gb_coro *c = gb_coro_new(let_go_then_free_the_witness, &k, 0);
-    CHECK(gb_coro_resume(c));
-    k.witness = gb_coro_new(gbs_hold_forever, (void *)(k.enc ^ LET_GO_KEY), 0);
-    CHECK(gb_coro_resume(k.witness));
-    gb_region *scratch = gb_enter();
-    memset(gb_alloc(5000), 1, 5000);
-    gb_leave(scratch); /* asks both stacks: their summaries hold the pointer */
-    gb_leave(k.r);
+    gb_coro *c = two_pinners_then_leave(&k, let_go_then_free_the_witness);
     gb_region_info i;
     gb_region_info_get(k.r, &i);
     CHECK_EQ(i.state, GB_REGION_RETIRED);
@@ -1323,21 +1320,7 @@ static void hold_in_register_and_free_the_witness(void *arg)
 GB_TEST(a_running_coroutine_keeps_a_region_it_points_into_from_a_saved_register)
 {
     let_go_case k;
-    memset(&k, 0, sizeof k);
-    k.r = gb_enter();
-    unsigned char *buf = gb_alloc(LET_GO_BYTES);
-    for (size_t i = 0; i < LET_GO_BYTES; i++)
-        buf[i] = let_go_byte(i);
-    k.enc = (uintptr_t)buf ^ LET_GO_KEY;
-    buf = NULL;
-    gb_coro *c = gb_coro_new(hold_in_register_and_free_the_witness, &k, 0);
-    CHECK(gb_coro_resume(c));
-    k.witness = gb_coro_new(gbs_hold_forever, (void *)(k.enc ^ LET_GO_KEY), 0);
-    CHECK(gb_coro_resume(k.witness));
-    gb_region *scratch = gb_enter();
-    memset(gb_alloc(5000), 1, 5000);
-    gb_leave(scratch); /* asks both stacks: their summaries hold the pointer */
-    gb_leave(k.r);
+    gb_coro *c = two_pinners_then_leave(&k, hold_in_register_and_free_the_witness);
     CHECK(!gb_coro_resume(c));
     CHECK_EQ(k.running.state, GB_REGION_RETIRED);
     CHECK(k.read_back);

@@ -593,16 +593,25 @@ GB_TEST(each_new_descriptor_page_takes_a_vacant_directory_entry_of_its_own)
     free(r);
 }
 
+/* A region entered, whose slot the test moves to generation g (a handle
+ * of g, as gb_enter would have returned had the slot got there): the way
+ * to a slot's last generations without 2^39 regions. */
+static gb_region *entered_at_generation(uint64_t g)
+{
+    gb_region *h = gb_enter();
+    gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
+    r->gen = g;
+    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
+    return r;
+}
+
 /* A region whose slot is moved, by the test, to generation g - 1: left, it
  * brings its page's highest generation to g. The page goes back at once
  * (the cache off), and its entry with it; the entry the next region is
  * on says whether it was kept. */
 static uint32_t entry_after_a_leave_at_generation(uint64_t g, uint32_t *entries_before)
 {
-    gb_region *h = gb_enter();
-    gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
-    r->gen = g - 1;
-    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
+    gb_region *r = entered_at_generation(g - 1);
     *entries_before = gb__handle_entries_used();
     gb_leave((gb_region *)r->handle);
     gb_region *next = gb_enter();
@@ -638,10 +647,7 @@ GB_TEST(a_directory_entry_is_used_up_only_past_the_last_generation)
 GB_TEST(a_slot_at_the_last_generation_is_taken_once_more)
 {
     gb_init(NULL);
-    gb_region *h = gb_enter();
-    gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
-    r->gen = GB__GEN_MAX - 1;
-    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
+    gb_region *r = entered_at_generation(GB__GEN_MAX - 1);
     uintptr_t where = r->where;
     gb_leave((gb_region *)r->handle); /* the slot's generation is now the last */
     gb_region *next = gb_enter();
@@ -678,10 +684,7 @@ static gb_region *left_on_a_spent_entry;
 static void *leave_at_the_last_generation_and_exit(void *arg)
 {
     (void)arg;
-    gb_region *h = gb_enter();
-    gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
-    r->gen = GB__GEN_MAX;
-    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
+    gb_region *r = entered_at_generation(GB__GEN_MAX);
     left_on_a_spent_entry = (gb_region *)r->handle;
     gb_leave(left_on_a_spent_entry); /* past the last generation: the entry is used up */
     return NULL;
@@ -743,10 +746,7 @@ GB_TEST(an_entry_used_up_is_not_given_to_another_thread)
 GB_TEST(an_emptied_page_with_fresh_slots_left_is_kept_though_a_slot_is_used_up)
 {
     gb_init(NULL);
-    gb_region *h = gb_enter();
-    gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
-    r->gen = GB__GEN_MAX;
-    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
+    gb_region *r = entered_at_generation(GB__GEN_MAX);
     uintptr_t where = r->where;
     gb_leave((gb_region *)r->handle); /* past the last generation */
     gb_region *next = gb_enter();
