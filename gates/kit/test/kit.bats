@@ -818,21 +818,26 @@ teardown() {
     grep -q "✗ red for guard-rss, not rss: killed at" "${out}/matrix.md"
 }
 
-@test "the matrix: a skipped cell is not run, its build may lack the program, and its reason is printed whole" {
+@test "the matrix: a skipped cell and a gate of another platform are not run, and the skip's reason is printed whole" {
     local out="${BATS_TEST_TMPDIR}/m" d="${BATS_TEST_TMPDIR}"
-    grep '^rounds' "${TEST_DIR}/matrix/gates.tsv" | { printf 'gate\tprogram\targs\toptions\n'; cat; } >"$d/gates.tsv"
-    # The build keeps has no program; its reason has a "#", which begins
-    # a comment only at the start of a line.
+    grep -E '^(rounds|climb)' "${TEST_DIR}/matrix/gates.tsv" | { printf 'gate\tprogram\targs\toptions\n'; cat; } >"$d/gates.tsv"
+    # The build keeps has no program; the skip's reason has a "#", which
+    # begins a comment only at the start of a line. climb runs only on a
+    # platform named "other".
     awk -F'\t' -v OFS='\t' '$1 == "keeps" { $2 = "-" } 1' "${TEST_DIR}/matrix/builds.tsv" >"$d/builds.tsv"
-    printf 'gate\truns-on\tfrees\tkeeps\nrounds\tall\tgreen\tskip:no program (#12)\n' >"$d/expected.tsv"
+    printf 'gate\truns-on\tfrees\tkeeps\nrounds\tall\tgreen\tskip:no program (#12)\nclimb\tother\tgreen\tskip:no program\n' \
+        >"$d/expected.tsv"
     run "${GBGATE}" matrix --expected "$d/expected.tsv" --builds "$d/builds.tsv" --out "${out}" --no-charts
     echo "$output"
     [ "$status" -eq 0 ]
+    [[ "$output" == *$'\n'"gbgate: build frees: rounds"$'\n'* ]] || false
+    [[ "$output" == *$'\n'"cells not run on these platforms: 2 (climb: other only)"$'\n'* ]] || false
     [[ "$output" == *$'\n'"cells skipped: 1, each with its reason:"$'\n'"  rounds on keeps: no program (#12)"$'\n'* ]] || false
     [[ "$output" == *"gate cells: 1 passed, 0 failed"* ]] || false
     grep -q "$(printf '^rounds\tkeeps\tskip:no program (#12)\t\t\t\tskip$')" "${out}/matrix.tsv"
     grep -q '<testcase classname="keeps" name="rounds"><skipped message="skip:no program (#12)"/></testcase>' "${out}/junit.xml"
     [ ! -e "${out}/logs/rounds__keeps.log" ]
+    [ ! -e "${out}/logs/climb__frees.log" ]
 }
 
 @test "the matrix: a gate its runner refuses is red for setup, the runner's words in its cell and kept in its log" {
