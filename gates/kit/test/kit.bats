@@ -432,6 +432,22 @@ EOF
     (($(wc -l <"${bin}/asked") <= 2))
 }
 
+@test "the figure is the highest judged reading, the first of equal ones, a reading of 0 among them" {
+    # A ps that reads the same resident size at every checkpoint; every
+    # other question goes to the real one.
+    local bin="${BATS_TEST_TMPDIR}/bin" real kib
+    real="$(command -v ps)"
+    mkdir -p "${bin}"
+    for kib in 1024 0; do
+        printf '#!/bin/sh\ncase "$*" in "-o rss= -p "*) echo %s; exit 0 ;; esac\nexec "%s" "$@"\n' "${kib}" "${real}" >"${bin}/ps"
+        chmod +x "${bin}/ps"
+        PATH="${bin}:${PATH}" run "${GBGATE}" run -- "${PROG}" frees 8 2
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "${lines[${#lines[@]} - 3]}" == "gate: figure $((kib / 1024)).0 MiB at round-1"* ]] || false
+    done
+}
+
 @test "the guard kills for CPU over its budget, not at it" {
     # The program's group has used exactly the budget, 2 s, when the
     # clock's bound of 1 s ends it: a hang, not a runaway.
@@ -619,6 +635,7 @@ teardown() {
     [ "$status" -eq 0 ]
     [[ "$output" == *$'\n'"gbgate: gnuplot not found: no charts"$'\n'* ]] || false
     [ ! -e "${out}/charts" ]
+    [ ! -e "${out}/logs/bats__frees.log" ]
     # With it, the matrix cannot run.
     cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "$d/"
     PATH="${path}" run "${GBGATE}" matrix --expected "${TEST_DIR}/matrix/expected.tsv" --gates "$d/gates.tsv" \
