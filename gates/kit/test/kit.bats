@@ -432,6 +432,22 @@ EOF
     (($(wc -l <"${bin}/asked") <= 2))
 }
 
+@test "the figure is the highest judged reading, the first of equal ones, a reading of 0 among them" {
+    # A ps that reads the same resident size at every checkpoint; every
+    # other question goes to the real one.
+    local bin="${BATS_TEST_TMPDIR}/bin" real kib
+    real="$(command -v ps)"
+    mkdir -p "${bin}"
+    for kib in 1024 0; do
+        printf '#!/bin/sh\ncase "$*" in "-o rss= -p "*) echo %s; exit 0 ;; esac\nexec "%s" "$@"\n' "${kib}" "${real}" >"${bin}/ps"
+        chmod +x "${bin}/ps"
+        PATH="${bin}:${PATH}" run "${GBGATE}" run -- "${PROG}" frees 8 2
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "${lines[${#lines[@]} - 3]}" == "gate: figure $((kib / 1024)).0 MiB at round-1"* ]] || false
+    done
+}
+
 @test "the guard kills for CPU over its budget, not at it" {
     # The program's group has used exactly the budget, 2 s, when the
     # clock's bound of 1 s ends it: a hang, not a runaway.
@@ -619,6 +635,7 @@ teardown() {
     [ "$status" -eq 0 ]
     [[ "$output" == *$'\n'"gbgate: gnuplot not found: no charts"$'\n'* ]] || false
     [ ! -e "${out}/charts" ]
+    [ ! -e "${out}/logs/bats__frees.log" ]
     # With it, the matrix cannot run.
     cp "${TEST_DIR}/matrix/gates.tsv" "${TEST_DIR}/matrix/judged.bats" "$d/"
     PATH="${path}" run "${GBGATE}" matrix --expected "${TEST_DIR}/matrix/expected.tsv" --gates "$d/gates.tsv" \
@@ -818,21 +835,27 @@ teardown() {
     grep -q "✗ red for guard-rss, not rss: killed at" "${out}/matrix.md"
 }
 
-@test "the matrix: a skipped cell is not run, its build may lack the program, and its reason is printed whole" {
+@test "the matrix: a skipped cell and a gate of another platform are not run, and the skip's reason is printed whole" {
     local out="${BATS_TEST_TMPDIR}/m" d="${BATS_TEST_TMPDIR}"
-    grep '^rounds' "${TEST_DIR}/matrix/gates.tsv" | { printf 'gate\tprogram\targs\toptions\n'; cat; } >"$d/gates.tsv"
-    # The build keeps has no program; its reason has a "#", which begins
-    # a comment only at the start of a line.
+    grep -E '^(rounds|climb)' "${TEST_DIR}/matrix/gates.tsv" | { printf 'gate\tprogram\targs\toptions\n'; cat; } >"$d/gates.tsv"
+    # The build keeps has no program; the skip's reason has a "#", which
+    # begins a comment only at the start of a line. climb runs only on a
+    # platform named "other".
     awk -F'\t' -v OFS='\t' '$1 == "keeps" { $2 = "-" } 1' "${TEST_DIR}/matrix/builds.tsv" >"$d/builds.tsv"
-    printf 'gate\truns-on\tfrees\tkeeps\nrounds\tall\tgreen\tskip:no program (#12)\n' >"$d/expected.tsv"
+    # A blank line before the header is no row.
+    printf '\ngate\truns-on\tfrees\tkeeps\nrounds\tall\tgreen\tskip:no program (#12)\nclimb\tother\tgreen\tskip:no program\n' \
+        >"$d/expected.tsv"
     run "${GBGATE}" matrix --expected "$d/expected.tsv" --builds "$d/builds.tsv" --out "${out}" --no-charts
     echo "$output"
     [ "$status" -eq 0 ]
+    [[ "$output" == *$'\n'"gbgate: build frees: rounds"$'\n'* ]] || false
+    [[ "$output" == *$'\n'"cells not run on these platforms: 2 (climb: other only)"$'\n'* ]] || false
     [[ "$output" == *$'\n'"cells skipped: 1, each with its reason:"$'\n'"  rounds on keeps: no program (#12)"$'\n'* ]] || false
     [[ "$output" == *"gate cells: 1 passed, 0 failed"* ]] || false
     grep -q "$(printf '^rounds\tkeeps\tskip:no program (#12)\t\t\t\tskip$')" "${out}/matrix.tsv"
     grep -q '<testcase classname="keeps" name="rounds"><skipped message="skip:no program (#12)"/></testcase>' "${out}/junit.xml"
     [ ! -e "${out}/logs/rounds__keeps.log" ]
+    [ ! -e "${out}/logs/climb__frees.log" ]
 }
 
 @test "the matrix: a gate its runner refuses is red for setup, the runner's words in its cell and kept in its log" {
@@ -861,7 +884,7 @@ teardown() {
     run "${GBGATE}" matrix --expected "${BATS_TEST_TMPDIR}/expected.tsv" --builds "${TEST_DIR}/matrix/builds.tsv" \
         --out "${out}" --failsafe-build frees --no-charts
     [ "$status" -eq 1 ]
-    [[ "$output" == *"FAILSAFE BROKEN"* ]]
+    [[ "$output" == *"FAILSAFE BROKEN: the gates file's failsafe gate, on the build frees, was not red over its cap (it must be red for one of: rss retained-below lazy-free):"* ]] || false
     [ ! -s "${out}/matrix.tsv" ]
 }
 
