@@ -320,13 +320,19 @@ GB_TEST(at_the_real_mapping_limit_nothing_is_lost)
 
 /* ------------------------------------------------------------ the cache */
 
-static void init_cache(size_t bytes)
+static void init_cache_huge(size_t bytes, gb_huge huge)
 {
     gb_options o;
     gb_options_init(&o);
     o.blocks = GB_BLOCKS_MAP;
     o.cache_bytes = bytes;
+    o.huge = huge;
     gb_init(&o);
+}
+
+static void init_cache(size_t bytes)
+{
+    init_cache_huge(bytes, GB_HUGE_AUTO);
 }
 
 GB_TEST(given_back_blocks_are_cached_up_to_the_bound_and_reused)
@@ -401,10 +407,7 @@ GB_TEST(cached_blocks_count_against_the_budget)
  * again from the cache. */
 GB_TEST(a_block_of_the_smallest_class_comes_back_from_the_cache)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_MAP;
-    gb_init(&o);
+    init_cache(0); /* the default bound */
     gb__cache *cache = &gb__self()->mem.cache;
     gb__chunk c = gb__chunk_get(cache, gb__cfg.map_min);
     CHECK_EQ(c.src, GB__SRC_MAP);
@@ -426,11 +429,7 @@ GB_TEST(a_block_of_the_smallest_class_comes_back_from_the_cache)
  * one of the class after does not. */
 GB_TEST(a_cached_block_up_to_four_times_the_request_serves_it)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_MAP;
-    o.huge = GB_HUGE_OFF;
-    gb_init(&o);
+    init_cache_huge(0, GB_HUGE_OFF);
     gb__cache *cache = &gb__self()->mem.cache;
     size_t s = gb__cfg.map_min, four = 4 * s, five = 5 * s;
     gb__chunk c = gb__chunk_get(cache, four);
@@ -525,12 +524,7 @@ GB_TEST(a_malformed_cache_setting_stops)
  * blocks of map_min bytes gives them up for a larger newest block. */
 GB_TEST(a_cache_full_of_the_smallest_blocks_makes_room_from_them)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.blocks = GB_BLOCKS_MAP;
-    o.huge = GB_HUGE_OFF;
-    o.cache_bytes = 2 * GB__MAP_MIN;
-    gb_init(&o);
+    init_cache_huge(2 * GB__MAP_MIN, GB_HUGE_OFF);
     CHECK_EQ(gb__cfg.map_min, GB__MAP_MIN);
     gb__cache *cache = &gb__self()->mem.cache;
     gb__chunk a = gb__chunk_get(cache, GB__MAP_MIN), b = gb__chunk_get(cache, GB__MAP_MIN);

@@ -690,15 +690,22 @@ static void *leave_at_the_last_generation_and_exit(void *arg)
     return NULL;
 }
 
-static void leave_again_on_a_spent_entry(void)
+/* The cache off (nothing keeps a page), fn run to its end on a thread of
+ * its own, which then exits. */
+static void cache_off_then_a_thread_of(void *(*fn)(void *))
 {
     gb_options o;
     gb_options_init(&o);
     o.cache_bytes = GB_CACHE_OFF;
     gb_init(&o);
     pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, leave_at_the_last_generation_and_exit, NULL), 0);
+    CHECK_EQ(pthread_create(&t, NULL, fn, NULL), 0);
     CHECK_EQ(pthread_join(t, NULL), 0);
+}
+
+static void leave_again_on_a_spent_entry(void)
+{
+    cache_off_then_a_thread_of(leave_at_the_last_generation_and_exit);
     gb_leave(left_on_a_spent_entry);
 }
 
@@ -709,13 +716,7 @@ GB_TEST(a_region_left_on_a_used_up_entry_is_named_as_left)
 
 GB_TEST(an_entry_used_up_is_not_given_to_another_thread)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.cache_bytes = GB_CACHE_OFF;
-    gb_init(&o);
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, use_up_an_entry_and_exit, NULL), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    cache_off_then_a_thread_of(use_up_an_entry_and_exit);
     /* Pages of this thread's until one is on a second entry: the first
      * comes from the exited thread's pool, the second from the pool too
      * or a new entry, never the used-up one. */
