@@ -33,12 +33,12 @@ _TRACE = re.compile(r"^\++(/[^:\n]*):(\d+):", re.M)
 
 def digest(root, files):
     """A digest of the tree's files that a coverage result depends on (the
-    documentation and the engine's own files do not), which it belongs
-    to."""
+    documentation and the engine's own files do not, but for those of the
+    coverage pass), which it belongs to."""
     h = hashlib.sha1()
     for rel in sorted(files):
         if rel.endswith(".md") or rel.startswith(("mutants/", "ci/mutants/")) and not rel.endswith(
-                ("cc-coverage", "trace-env.sh")):
+                ("cc-coverage", "gcov-flush.c", "trace-env.sh", "coverage.py")):
             continue
         h.update(rel.encode() + b"\0")
         with open(os.path.join(root, rel), "rb") as f:
@@ -223,3 +223,39 @@ def read_traces(d, src, cfg, hit):
                     continue
             executed, _ = hit.setdefault(rel, (set(), None))
             executed.add(int(line))
+    for rel, (executed, _) in hit.items():
+        if rel.endswith(".c") or rel.endswith(".h"):
+            continue
+        for first, lines in process_substitutions(os.path.join(src, rel)).items():
+            if first in executed:
+                executed.update(lines)
+
+
+_FUNCTION = re.compile(r"^(?:function\s+)?[A-Za-z_][\w:.-]*\s*\(\)")
+_FUNCTIONS = {}
+
+
+def process_substitutions(path):
+    """{first line of a function: the lines of its body that hold a process
+    substitution} of a shell file. bash traces the commands of a process
+    substitution inside a function with the line the function's definition
+    starts on (bash 5.2), a line that is otherwise never traced: such a
+    trace says that one of them ran, and each counts as executed (the
+    engine then tries its mutants, where an uncovered verdict would have
+    judged none). A body ends at the first line that is a lone } in the
+    first column, as the kit writes its functions."""
+    if path not in _FUNCTIONS:
+        found, first = {}, None
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for n, text in enumerate(f, 1):
+                    if _FUNCTION.match(text):
+                        first = n
+                    elif first is not None and text.rstrip() == "}":
+                        first = None
+                    elif first is not None and "<(" in text:
+                        found.setdefault(first, set()).add(n)
+        except OSError:
+            pass
+        _FUNCTIONS[path] = found
+    return _FUNCTIONS[path]

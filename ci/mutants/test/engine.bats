@@ -2,7 +2,8 @@
 # engine.bats -- the mutation engine's own teeth, on its fixture
 # (fixture/: a small library whose tests leave, on purpose, a function no
 # test calls, a bound no test reaches, a mutant that hangs and one that
-# changes nothing, and a shell script with bats tests of its own).
+# changes nothing, a child process that leaves by _exit, and shell scripts
+# with bats tests of their own).
 #
 # Each engine run here is a real one: the fixture is copied into a git
 # repository of its own, its coverage pass and its workers build it, and
@@ -52,7 +53,7 @@ verdict_of() {
     # The bound no test reaches survives; nothing else does.
     [[ "$output" == *"survived: src/calc.c:16 calc_cap [boundary]"* ]]
     [[ "$output" == *"survived: src/calc.c:23 calc_floor0 [boundary]"* ]]
-    [ "${lines[${#lines[@]} - 1]}" = "mutants: 13 killed, 2 survived, 0 equivalent, 1 uncovered, of 16" ]
+    [ "${lines[${#lines[@]} - 1]}" = "mutants: 22 killed, 2 survived, 0 equivalent, 1 uncovered, of 25" ]
 }
 
 @test "an equivalent entry silences exactly its own mutant" {
@@ -147,6 +148,25 @@ verdict_of() {
     [ "$(column_of "$boundary" test)" = "tests/grade.bats:fifty passes" ]
     [ "$(column_of "$cond" test)" = "tests/grade.bats:ten fails" ]
     [ "${lines[${#lines[@]} - 1]}" = "mutants: 3 killed, 0 survived, 0 equivalent, 0 uncovered, of 3" ]
+}
+
+@test "a child's lines before its _exit, and a process substitution in a function, count as run" {
+    # gcov writes no counts at _exit, and bash traces the commands of a
+    # process substitution in a function with the function's first line:
+    # without the coverage pass's help both lines would be uncovered.
+    run "$ENGINE" --root "$FX" --files src/child.c tools/words.sh --jobs 1
+    echo "$output"
+    [ "$status" -eq 0 ]
+    local exit_del anchor
+    exit_del="$(mutant_id call-del '_exit(x * x);')"
+    # shellcheck disable=SC2016 # the script's own $1, as its line reads
+    anchor="$(mutant_id anchor 'done < <(awk '"'"'!/^#/'"'"' "$1")')"
+    [ -n "$exit_del" ] && [ -n "$anchor" ]
+    [ "$(verdict_of "$exit_del")" = killed ]
+    [ "$(column_of "$exit_del" test)" = calc.square_in_child ]
+    [ "$(verdict_of "$anchor")" = killed ]
+    [ "$(column_of "$anchor" test)" = "tests/words.bats:a line with a # inside is counted, a comment is not" ]
+    [ "${lines[${#lines[@]} - 1]}" = "mutants: 9 killed, 0 survived, 0 equivalent, 0 uncovered, of 9" ]
 }
 
 @test "--since takes only the lines changed since the revision" {
