@@ -537,6 +537,33 @@ GB_TEST(a_stack_overflow_names_itself)
     gbt_expect_death(overflow, "coroutine stack overflow");
 }
 
+/* A fault anywhere in the guard is the overflow: a frame larger than
+ * what is left of the stack lands at any byte of it, the lowest and the
+ * highest too. */
+static void touch_the_guard_at(void *arg)
+{
+    gb_coro *c = gb__self()->cur_coro;
+    volatile char *p = arg ? c->stack.lo - 1 : c->stack.lo - c->stack.guard;
+    *p = 1;
+}
+
+static void overflow_at_the_guards_lowest_byte(void)
+{
+    gb_coro_resume(gb_coro_new(touch_the_guard_at, NULL, 32 * 1024));
+}
+
+static void overflow_at_the_guards_highest_byte(void)
+{
+    gb_coro_resume(gb_coro_new(touch_the_guard_at, (void *)1, 32 * 1024));
+}
+
+GB_TEST(a_fault_at_either_end_of_the_guard_is_named_an_overflow)
+{
+    GBT_SKIP_IF(GBT_SANITIZED, "the sanitizers take SIGSEGV themselves (handle_segv) and report the overflow");
+    gbt_expect_death(overflow_at_the_guards_lowest_byte, "coroutine stack overflow");
+    gbt_expect_death(overflow_at_the_guards_highest_byte, "coroutine stack overflow");
+}
+
 /* Signal stacks. The overflow report needs one per thread; a thread that
  * has its own (the application's, or a sanitizer's: ASan gives every thread
  * one) must keep it, and one whose stack was too small for the report gets
@@ -629,11 +656,15 @@ static altstack_case run_altstack_thread(size_t own_size)
 
 GB_TEST(a_threads_own_signal_stack_is_kept)
 {
-    altstack_case k = run_altstack_thread(64 * 1024);
-    CHECK(k.while_running.ss_sp == k.own);
-    CHECK(at_exit_stack.ss_sp == k.own);
-    CHECK(!(at_exit_stack.ss_flags & SS_DISABLE));
-    free(k.own);
+    /* 16 KiB is the least the runtime takes as usable (overflow.c). */
+    size_t sizes[] = {64 * 1024, 16 * 1024};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        altstack_case k = run_altstack_thread(sizes[i]);
+        CHECK(k.while_running.ss_sp == k.own);
+        CHECK(at_exit_stack.ss_sp == k.own);
+        CHECK(!(at_exit_stack.ss_flags & SS_DISABLE));
+        free(k.own);
+    }
 }
 
 GB_TEST(a_signal_stack_too_small_is_replaced_and_put_back_at_exit)

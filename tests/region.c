@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -738,6 +739,61 @@ GB_TEST(an_entry_used_up_is_not_given_to_another_thread)
     while (n > 0)
         gb_leave(hs[--n]);
     free(hs);
+}
+
+/* A thread uses up its entry while another reads a handle of a region
+ * left on it before: the entry's owner turns to used up under the
+ * directory's lock, after its floor was written, so the reader, which
+ * reads both under the lock, reads the region as freed before, while and
+ * after (TSan sees a write of the owner or the floor that the lock does
+ * not order). The threads meet through counters, never through time. */
+static _Atomic(gb_region *) stale_on_the_entry;
+static atomic_bool entry_taken, used_up;
+static atomic_int reads_done;
+
+static void *enter_leave_and_exit_on_an_entry(void *arg)
+{
+    (void)arg;
+    gb_region *h = gb_enter();
+    gb_leave(h);
+    atomic_store(&stale_on_the_entry, h);
+    return NULL; /* the entry goes back to the pool */
+}
+
+static void *use_up_the_entry_while_it_is_read(void *arg)
+{
+    (void)arg;
+    gb_region *r = entered_at_generation(GB__GEN_MAX); /* the pool's entry */
+    CHECK_EQ(entry_of((gb_region *)r->handle), entry_of(atomic_load(&stale_on_the_entry)));
+    atomic_store(&entry_taken, true);
+    while (atomic_load(&reads_done) < 100)
+        sched_yield();
+    gb_leave((gb_region *)r->handle); /* past the last generation: used up */
+    atomic_store(&used_up, true);
+    return NULL;
+}
+
+GB_TEST(threads_share_an_entry_while_it_is_used_up)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.cache_bytes = GB_CACHE_OFF;
+    gb_init(&o);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, enter_leave_and_exit_on_an_entry, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    gb_region *h = atomic_load(&stale_on_the_entry);
+    CHECK_EQ(pthread_create(&t, NULL, use_up_the_entry_while_it_is_read, NULL), 0);
+    while (!atomic_load(&entry_taken))
+        sched_yield();
+    for (int after = 0; after < 100; atomic_fetch_add(&reads_done, 1)) {
+        gb_region_info info;
+        gb_region_info_get(h, &info);
+        CHECK_EQ(info.state, GB_REGION_FREED);
+        if (atomic_load(&used_up))
+            after++;
+    }
+    CHECK_EQ(pthread_join(t, NULL), 0);
 }
 
 /* With the cache on, a page emptied by a slot that went past the last
