@@ -335,6 +335,26 @@ static void init_cache(size_t bytes)
     init_cache_huge(bytes, GB_HUGE_AUTO);
 }
 
+/* A request of one of the largest classes looks for a cached block in
+ * its own list and the ones above it, and no further than the last list:
+ * past it lies the cache's byte count, not a list. The cache holds a block
+ * (so that count is not zero); the request is refused or mapped, by the
+ * host's overcommit rule, and the cached block is still there. */
+GB_TEST(a_request_of_the_largest_classes_looks_no_further_than_the_last_list)
+{
+    init_cache(0);
+    gb_region *r = gb_enter();
+    fill(4 * MIB);
+    gb_leave(r);
+    uint64_t cached = gbt_stats().bytes_cached;
+    CHECK(cached > 0);
+    r = gb_enter();
+    void *p = gb_try_alloc((size_t)64 << 30);
+    gb_leave(r);
+    (void)p;
+    CHECK(gbt_stats().bytes_cached >= cached);
+}
+
 GB_TEST(given_back_blocks_are_cached_up_to_the_bound_and_reused)
 {
     init_cache(0); /* the default bound */
