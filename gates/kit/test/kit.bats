@@ -760,6 +760,106 @@ teardown() {
     [[ "$output" == *"gate rounds, cell 2 (red:growth,red:rss): more than one colour without a platform"* ]]
 }
 
+@test "junit.awk: a testsuite per build in the order first seen, a case per cell, failures and skips counted and escaped" {
+    # The matrix of two builds: on ref a green cell, a green one that went
+    # red and a red one that stayed green; on poison a red one red for its
+    # reason, a skipped one and one of another platform.
+    local tsv="${BATS_TEST_TMPDIR}/matrix.tsv"
+    printf 'gate\tbuild\texpected\tstatus\treason\tfigure\tverdict\n' >"${tsv}"
+    printf 'rounds\tref\tgreen\tpass\t-\t12 MiB\tok\n' >>"${tsv}"
+    printf 'rounds\tpoison\tred:rss\tfail\trss\t40 MiB\tok\n' >>"${tsv}"
+    printf 'growth\tref\tgreen\tfail\trss\t3 MiB <x>\twrong\n' >>"${tsv}"
+    printf 'growth\tpoison\tskip:no "bats"\t\t\t\tskip\n' >>"${tsv}"
+    printf 'article\tref\tred:rss\tpass\t-\t1 & 2\twrong\n' >>"${tsv}"
+    printf 'extra\tpoison\tgreen\t\t\t\tn/a\n' >>"${tsv}"
+    run awk -f "${KIT}/junit.awk" "${tsv}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    local want
+    want="$(
+        cat <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="gbgate matrix" tests="6" failures="2">
+  <testsuite name="ref" tests="3" failures="2" skipped="0">
+    <testcase classname="ref" name="rounds"><system-out>12 MiB</system-out></testcase>
+    <testcase classname="ref" name="growth"><failure message="expected green, got fail (rss)">3 MiB &lt;x&gt;</failure></testcase>
+    <testcase classname="ref" name="article"><failure message="expected red:rss, got pass">1 &amp; 2</failure></testcase>
+  </testsuite>
+  <testsuite name="poison" tests="3" failures="0" skipped="2">
+    <testcase classname="poison" name="rounds"><system-out>red (rss): 40 MiB</system-out></testcase>
+    <testcase classname="poison" name="growth"><skipped message="skip:no &quot;bats&quot;"/></testcase>
+    <testcase classname="poison" name="extra"><skipped message="not run: another platform's, or not selected"/></testcase>
+  </testsuite>
+</testsuites>
+XML
+    )"
+    [ "$output" = "$want" ]
+}
+
+@test "matrix.awk judges each cell by its colour and reason, says what did not run and why, and scores" {
+    local exp="${BATS_TEST_TMPDIR}/expected-here.tsv" res="${BATS_TEST_TMPDIR}/results.tsv"
+    local md="${BATS_TEST_TMPDIR}/matrix.md" tsv="${BATS_TEST_TMPDIR}/matrix.tsv"
+    printf 'gate\truns-on\tb1\tb2\n' >"${exp}"
+    printf 'g1\tall\tgreen\tred:rss\n' >>"${exp}"
+    printf 'g2\tlinux\tred:growth\tskip:no tool\n' >>"${exp}"
+    printf 'g3\tmacos\tgreen\tgreen\n' >>"${exp}"
+    printf 'g4\tall\tred:rss\tred:rss\n' >>"${exp}"
+    printf 'g5\tall\tgreen\tgreen\n' >>"${exp}"
+    printf 'g1\tb1\tpass\t-\t1 MiB\n' >"${res}"
+    printf 'g1\tb2\tfail\trss\t9 MiB\n' >>"${res}"
+    printf 'g2\tb1\tfail\trss\t5 MiB\n' >>"${res}"
+    printf 'g4\tb1\tpass\t-\t2 MiB\n' >>"${res}"
+    printf 'g5\tb1\tfail\tgrowth\t7 MiB\n' >>"${res}"
+    printf 'g5\tb2\tpass\t-\t3 MiB\n' >>"${res}"
+    run awk -v platforms="all linux" -v md="${md}" -v tsv="${tsv}" -f "${KIT}/matrix.awk" "${exp}" "${res}"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "${lines[0]}" = "$(printf '%-24s | %-28s | %-28s' gate b1 b2)" ]
+    # A cell of 28 characters or fewer is shown whole, a longer one cut.
+    [[ "${lines[1]}" == "g1"*" | ✓ 1 MiB "*" | ✓ red (rss): 9 MiB "* ]]
+    [[ "${lines[1]}" != *"…"* ]]
+    [[ "${lines[2]}" == "g2"*" | ✗ red for rss, not growth"*"…"* ]]
+    [ "$(printf '%s\n' "${lines[@]:6}")" = "$(printf '%s\n' \
+        "red cells red for their reason: 1 / 4; green cells green: 2 / 3" \
+        "cells not run on these platforms: 2 (g3: macos only)" \
+        "cells skipped: 1, each with its reason:" \
+        "  g2 on b2: no tool" \
+        "gate cells: 3 passed, 4 failed")" ]
+    local t=$'\t'
+    [ "$(cat "${tsv}")" = "gate${t}build${t}expected${t}status${t}reason${t}figure${t}verdict
+g1${t}b1${t}green${t}pass${t}-${t}1 MiB${t}ok
+g1${t}b2${t}red:rss${t}fail${t}rss${t}9 MiB${t}ok
+g2${t}b1${t}red:growth${t}fail${t}rss${t}5 MiB${t}wrong
+g2${t}b2${t}skip:no tool${t}${t}${t}${t}skip
+g3${t}b1${t}green${t}${t}${t}${t}n/a
+g3${t}b2${t}green${t}${t}${t}${t}n/a
+g4${t}b1${t}red:rss${t}pass${t}-${t}2 MiB${t}wrong
+g4${t}b2${t}red:rss${t}${t}${t}${t}wrong
+g5${t}b1${t}green${t}fail${t}growth${t}7 MiB${t}wrong
+g5${t}b2${t}green${t}pass${t}-${t}3 MiB${t}ok" ]
+    [ "$(cat "${md}")" = "| gate | b1 | b2 |
+|---|---|---|
+| g1 | ✓ 1 MiB | ✓ red (rss): 9 MiB |
+| g2 | ✗ red for rss, not growth: 5 MiB | skipped: no tool |
+| g3 | n/a (macos only) | n/a (macos only) |
+| g4 | ✗ survived: 2 MiB | ✗ no result |
+| g5 | ✗ red (growth): 7 MiB | ✓ 3 MiB |
+
+red cells red for their reason: 1 / 4; green cells green: 2 / 3" ]
+
+    # One gate chosen, where every cell runs: the rest are not run, and
+    # nothing is said of platforms or skips that did not happen.
+    run awk -v platforms="all linux macos" -v only_gates="g1" -v md="${md}" -v tsv="${tsv}" \
+        -f "${KIT}/matrix.awk" <(grep -v '^g2' "${exp}") "${res}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(printf '%s\n' "${lines[@]:5}")" = "$(printf '%s\n' \
+        "red cells red for their reason: 1 / 1; green cells green: 1 / 1" \
+        "gate cells: 2 passed, 0 failed")" ]
+    grep -q "^g5${t}b1${t}green${t}fail${t}growth${t}7 MiB${t}n/a\$" "${tsv}"
+    grep -q '^| g5 | not run | not run |$' "${md}"
+}
+
 @test "resolve.awk resolves the builds' cells alone: the gate and its runs-on are kept as they are" {
     # A runs-on is one platform's name, never a list of colours: even one
     # written as a list is not read as one, and an empty one stays empty.
