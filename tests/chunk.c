@@ -355,6 +355,37 @@ GB_TEST(a_request_of_the_largest_classes_looks_no_further_than_the_last_list)
     CHECK(gbt_stats().bytes_cached >= cached);
 }
 
+/* The cache keeps blocks of its classes only: a mapping of another size
+ * given back (below the smallest class, or between two classes) is
+ * unmapped, since a list holds blocks of one size. Every chunk the
+ * runtime maps has a class size; these are mapped here, counted as the
+ * runtime counts its own. */
+static void give_back_a_mapping_of(size_t size)
+{
+    CHECK(gb__map_reserve(1)); /* counts the mapping */
+    char *p = gb__os.map(size, gb__os.page_size);
+    CHECK(p != NULL);
+    GB__ADD(bytes_mapped, size);
+    gb__chunk_put(&gb__self()->mem.cache, (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP});
+}
+
+GB_TEST(a_mapping_of_no_class_size_is_unmapped_not_cached)
+{
+    init_cache(0);
+    gb_stats before = gbt_stats();
+    size_t min = gb__cfg.map_min, page = gb__os.page_size;
+    if (min / 2 >= page && (min / 2) % page == 0)
+        give_back_a_mapping_of(min / 2);
+    /* Between the classes of 2 min and 2.5 min: a quarter-octave step is
+     * min / 2 there, so 2 min + a page is on no class when page < min / 2. */
+    if (page < min / 2)
+        give_back_a_mapping_of(2 * min + page);
+    gb_stats after = gbt_stats();
+    CHECK_EQ(after.bytes_cached, before.bytes_cached);
+    CHECK_EQ(after.bytes_mapped, before.bytes_mapped);
+    CHECK_EQ(after.mappings, before.mappings);
+}
+
 GB_TEST(given_back_blocks_are_cached_up_to_the_bound_and_reused)
 {
     init_cache(0); /* the default bound */

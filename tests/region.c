@@ -796,6 +796,34 @@ GB_TEST(threads_share_an_entry_while_it_is_used_up)
     CHECK_EQ(pthread_join(t, NULL), 0);
 }
 
+/* A page whose every slot went past the last generation has nothing
+ * left to give: emptied, it is not kept as the spare (the next region
+ * would find no slot on it) but goes back, with its memory, and its
+ * entry is used up. */
+GB_TEST(an_emptied_page_whose_every_slot_is_used_up_is_not_kept)
+{
+    gb_region *h = gb_enter();
+    gb__dpage *pg = gb__handle_region("tests/region.c", &gb__self()->mem, h)->page;
+    uint32_t cap = pg->cap, e = entry_of(h);
+    gb_leave(h);
+    CHECK(gb__self()->mem.dspare == pg); /* kept: it has slots to give */
+    gb_region **hs = malloc(cap * sizeof *hs);
+    CHECK(hs != NULL);
+    for (uint32_t i = 0; i < cap; i++) {
+        gb_region *r = entered_at_generation(GB__GEN_MAX);
+        CHECK(r->page == pg);
+        hs[i] = (gb_region *)r->handle;
+    }
+    while (cap > 0)
+        gb_leave(hs[--cap]);
+    CHECK(gb__self()->mem.dspare == NULL);
+    gb_region *next = gb_enter();
+    CHECK(entry_of(next) != e);
+    gb_leave(next);
+    free(hs);
+    gbt_check_all_given_back(); /* the page too */
+}
+
 /* With the cache on, a page emptied by a slot that went past the last
  * generation still has fresh slots: it is kept as the spare, and the next
  * region takes its next fresh slot, on the same entry, though the slot

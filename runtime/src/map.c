@@ -152,8 +152,9 @@ static bool huge_size(size_t size)
 }
 
 /* The cache class of a mapped chunk of `size` bytes, or -1 when size is
- * not a class size (a chunk grown by mremap, a stack) or too large for
- * any list. */
+ * not a class size or is too large for any list. Every chunk the runtime
+ * maps, or grows by mremap, has a class size; one of another size given
+ * back is unmapped (a list holds blocks of one size). */
 static int cache_class(size_t size)
 {
     if (size < gb__cfg.map_min)
