@@ -765,13 +765,15 @@ teardown() {
     # red and a red one that stayed green; on poison a red one red for its
     # reason, a skipped one and one of another platform.
     local tsv="${BATS_TEST_TMPDIR}/matrix.tsv"
-    printf 'gate\tbuild\texpected\tstatus\treason\tfigure\tverdict\n' >"${tsv}"
-    printf 'rounds\tref\tgreen\tpass\t-\t12 MiB\tok\n' >>"${tsv}"
-    printf 'rounds\tpoison\tred:rss\tfail\trss\t40 MiB\tok\n' >>"${tsv}"
-    printf 'growth\tref\tgreen\tfail\trss\t3 MiB <x>\twrong\n' >>"${tsv}"
-    printf 'growth\tpoison\tskip:no "bats"\t\t\t\tskip\n' >>"${tsv}"
-    printf 'article\tref\tred:rss\tpass\t-\t1 & 2\twrong\n' >>"${tsv}"
-    printf 'extra\tpoison\tgreen\t\t\t\tn/a\n' >>"${tsv}"
+    {
+        printf 'gate\tbuild\texpected\tstatus\treason\tfigure\tverdict\n'
+        printf 'rounds\tref\tgreen\tpass\t-\t12 MiB\tok\n'
+        printf 'rounds\tpoison\tred:rss\tfail\trss\t40 MiB\tok\n'
+        printf 'growth\tref\tgreen\tfail\trss\t3 MiB <x>\twrong\n'
+        printf 'growth\tpoison\tskip:no "bats"\t\t\t\tskip\n'
+        printf 'article\tref\tred:rss\tpass\t-\t1 & 2\twrong\n'
+        printf 'extra\tpoison\tgreen\t\t\t\tn/a\n'
+    } >"${tsv}"
     run awk -f "${KIT}/junit.awk" "${tsv}"
     echo "$output"
     [ "$status" -eq 0 ]
@@ -799,18 +801,22 @@ XML
 @test "matrix.awk judges each cell by its colour and reason, says what did not run and why, and scores" {
     local exp="${BATS_TEST_TMPDIR}/expected-here.tsv" res="${BATS_TEST_TMPDIR}/results.tsv"
     local md="${BATS_TEST_TMPDIR}/matrix.md" tsv="${BATS_TEST_TMPDIR}/matrix.tsv"
-    printf 'gate\truns-on\tb1\tb2\n' >"${exp}"
-    printf 'g1\tall\tgreen\tred:rss\n' >>"${exp}"
-    printf 'g2\tlinux\tred:growth\tskip:no tool\n' >>"${exp}"
-    printf 'g3\tmacos\tgreen\tgreen\n' >>"${exp}"
-    printf 'g4\tall\tred:rss\tred:rss\n' >>"${exp}"
-    printf 'g5\tall\tgreen\tgreen\n' >>"${exp}"
-    printf 'g1\tb1\tpass\t-\t1 MiB\n' >"${res}"
-    printf 'g1\tb2\tfail\trss\t9 MiB\n' >>"${res}"
-    printf 'g2\tb1\tfail\trss\t5 MiB\n' >>"${res}"
-    printf 'g4\tb1\tpass\t-\t2 MiB\n' >>"${res}"
-    printf 'g5\tb1\tfail\tgrowth\t7 MiB\n' >>"${res}"
-    printf 'g5\tb2\tpass\t-\t3 MiB\n' >>"${res}"
+    {
+        printf 'gate\truns-on\tb1\tb2\n'
+        printf 'g1\tall\tgreen\tred:rss\n'
+        printf 'g2\tlinux\tred:growth\tskip:no tool\n'
+        printf 'g3\tmacos\tgreen\tgreen\n'
+        printf 'g4\tall\tred:rss\tred:rss\n'
+        printf 'g5\tall\tgreen\tgreen\n'
+    } >"${exp}"
+    {
+        printf 'g1\tb1\tpass\t-\t1 MiB\n'
+        printf 'g1\tb2\tfail\trss\t9 MiB\n'
+        printf 'g2\tb1\tfail\trss\t5 MiB\n'
+        printf 'g4\tb1\tpass\t-\t2 MiB\n'
+        printf 'g5\tb1\tfail\tgrowth\t7 MiB\n'
+        printf 'g5\tb2\tpass\t-\t3 MiB\n'
+    } >"${res}"
     run awk -v platforms="all linux" -v md="${md}" -v tsv="${tsv}" -f "${KIT}/matrix.awk" "${exp}" "${res}"
     echo "$output"
     [ "$status" -eq 1 ]
