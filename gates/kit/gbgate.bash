@@ -195,12 +195,15 @@ gk_start() {
     GK_CPU_BASE_AT=0
     GK_CPU_SCAN_US=0
     GK_CPU_SINCE="its start"
-    # The kernel's clock tick, the unit of /proc/<pid>/stat's times. One
-    # fork per run, not per poll.
-    if [[ -z "${GK_CLK_TCK:-}" ]]; then
-        GK_CLK_TCK="$(getconf CLK_TCK 2>/dev/null || echo 100)"
-        [[ "$GK_CLK_TCK" =~ ^[0-9]+$ ]] && ((GK_CLK_TCK > 0)) || GK_CLK_TCK=100
-    fi
+    # One fork per run, not per poll.
+    [[ -n "${GK_CLK_TCK:-}" ]] || gk_clk_tck_read
+}
+
+# GK_CLK_TCK: the kernel's clock tick, the unit of /proc/<pid>/stat's
+# times, as getconf says it; 100, the usual, where it says nothing usable.
+gk_clk_tck_read() {
+    GK_CLK_TCK="$(getconf CLK_TCK 2>/dev/null || echo 100)"
+    [[ "$GK_CLK_TCK" =~ ^[0-9]+$ ]] && ((GK_CLK_TCK > 0)) || GK_CLK_TCK=100
 }
 
 # The resident size of the running program in KiB, as ps prints it.

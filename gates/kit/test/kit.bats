@@ -93,6 +93,35 @@ load helpers
     [ "${GK_REASON}" = growth ]
 }
 
+@test "the clock tick is what getconf says when it is a whole number above 0, else 100" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    local bin="${BATS_TEST_TMPDIR}/bin" said want
+    mkdir -p "${bin}"
+    for said in 250:250 1000:1000 0:100 -5:100 abc:100 12x:100 :100; do
+        printf '#!/bin/sh\necho "%s"\n' "${said%%:*}" >"${bin}/getconf"
+        chmod +x "${bin}/getconf"
+        PATH="${bin}:${PATH}" gk_clk_tck_read
+        want="${said#*:}"
+        [ "${GK_CLK_TCK}" = "${want}" ] || { echo "getconf said \"${said%%:*}\": ${GK_CLK_TCK}, not ${want}"; false; }
+    done
+    # A getconf that fails.
+    printf '#!/bin/sh\nexit 1\n' >"${bin}/getconf"
+    PATH="${bin}:${PATH}" gk_clk_tck_read
+    [ "${GK_CLK_TCK}" = 100 ]
+}
+
+@test "a red reading's note says what LazyFree took out, or that the footprint judged it, or nothing" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    [ "$(gk_judge_lazy_note 4096 8192 2048)" = "; 4.0 MiB LazyFree taken out, 2.0 MiB left" ]
+    [ "$(gk_judge_lazy_note 0 3072 3072)" = "; judged by the footprint, 3.0 MiB" ]
+    # A footprint that is not what was kept, none, or 0: nothing to say.
+    [ -z "$(gk_judge_lazy_note 0 3072 1024)" ]
+    [ -z "$(gk_judge_lazy_note 0 "" 1024)" ]
+    [ -z "$(gk_judge_lazy_note 0 0 0)" ]
+}
+
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 64
     [ "$status" -eq 1 ]
