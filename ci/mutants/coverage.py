@@ -213,6 +213,10 @@ def read_traces(d, src, cfg, hit):
         for path, line in set(_TRACE.findall(text)):
             rel = os.path.relpath(os.path.normpath(path), src)
             if rel.startswith(".."):
+                # A script run through a symbolic link is traced under the
+                # link's path (the test's files are kept until this read).
+                rel = os.path.relpath(os.path.realpath(path), os.path.realpath(src))
+            if rel.startswith(".."):
                 rel = None
                 for there, here in installed:
                     k = path.find("/" + there + "/")

@@ -560,10 +560,10 @@ teardown() {
     load_stop
 }
 
-@test "an empty or malformed --at, a guard of 0 and a missing value are usage errors, exit 2" {
+@test "an empty or malformed --at or --env, a guard of 0 and a missing value are usage errors, exit 2" {
     local bad
     for bad in "--at ''" "--at a,,b" "--at 'a b'" "--guard-s 0" "--guard-cpu 0" "--guard-rss 0MiB" "--log ''" \
-        "--guard-s x5" "--guard-s 5x" "--guard-cpu ' 5'"; do
+        "--guard-s x5" "--guard-s 5x" "--guard-cpu ' 5'" "--env FOO" "--env =x" "--env 1A=b"; do
         eval "run \"\${GBGATE}\" run $bad -- \"\${PROG}\" frees"
         echo "$bad: $output"
         [ "$status" -eq 2 ]
@@ -574,6 +574,8 @@ teardown() {
     [[ "$output" == *"--at takes checkpoint names, NAME[,NAME...], not an empty value"* ]] || false
     run "${GBGATE}" run --guard-s 0 -- "${PROG}" frees
     [[ "$output" == *"a guard of 0 would end the program the moment it starts"* ]] || false
+    run "${GBGATE}" run --env FOO -- "${PROG}" frees
+    [[ "$output" == *'--env takes NAME=VALUE, not "FOO"'* ]] || false
     # A leading zero is still a number above 0, in base 10 (09 is no
     # octal number; 0120 would be 80 in bash's arithmetic).
     run "${GBGATE}" run --guard-s 09 --guard-cpu 060 -- "${PROG}" frees

@@ -54,6 +54,21 @@ setup() {
     [[ "${lines[${#lines[@]} - 1]}" == "gate: fail (rss): "* ]] || false
 }
 
+@test "gbgate runs through a chain of as many links as the kernel follows" {
+    # l1 -> l2 -> ... -> gbgate, relative links but the last: 40 links on
+    # Linux (MAXSYMLINKS), 32 on macOS.
+    local i n=40 dir="${WORK}/chain"
+    [[ "$(uname -s)" != Darwin ]] || n=32
+    mkdir -p "${dir}"
+    ln -s "${KIT}/gbgate" "${dir}/l${n}"
+    for ((i = n - 1; i >= 1; i--)); do
+        ln -s "l$((i + 1))" "${dir}/l${i}"
+    done
+    run "${dir}/l1" --version
+    [ "$status" -eq 0 ]
+    [ "$output" = "gbgate ${VERSION}" ]
+}
+
 @test "a link in the kit's own folder, relative, is followed too" {
     # A link beside the folder: the relative target is read from the
     # link's folder, not from where gbgate is run.
