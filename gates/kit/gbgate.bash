@@ -61,7 +61,8 @@ gk_size_kib() {
         else if (u == "TiB" || u == "T") k = n * 1024 * 1024 * 1024
         else exit 1
         r = int(k); if (r < k) r++
-        printf "%d\n", r
+        # %d is a 32-bit int in mawk: 2 TiB is past it.
+        printf "%.0f\n", r
     }'
 }
 

@@ -122,6 +122,34 @@ load helpers
     [ -z "$(gk_judge_lazy_note 0 0 0)" ]
 }
 
+@test "where the OS keeps no peak, the peak is the highest resident size the kit read, not the last" {
+    # Linux keeps one (VmHWM); read as on another platform, the kit's own
+    # readings make it, at checkpoints and at the polls between them.
+    GBGATE_PLATFORMS="all macos" run "${GBGATE}" run -- "${PROG}" peak 64
+    echo "$output"
+    [ "$status" -eq 0 ]
+    local low hwm
+    low="$(grep '^checkpoint low ' <<<"$output")"
+    hwm="$(sed -n 's/.* hwm_kib=\([0-9]*\).*/\1/p' <<<"$low")"
+    [ -n "${hwm}" ]
+    ((hwm >= 64 * 1024)) || { echo "peak ${hwm} KiB at low, below the 64 MiB held at high"; false; }
+}
+
+@test "a size is read in KiB from every unit, rounded up, and refused without one" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    local pair
+    for pair in 2048B:2 1B:1 1.5KiB:2 3K:3 3k:3 64MiB:65536 2M:2048 1GiB:1048576 1.5G:1572864 \
+        1TiB:1073741824 2T:2147483648 0.5MiB:512; do
+        [ "$(gk_size_kib "${pair%%:*}")" = "${pair#*:}" ] ||
+            { echo "${pair%%:*}: $(gk_size_kib "${pair%%:*}"), not ${pair#*:}"; false; }
+    done
+    for bad in 64 64MB 1PiB MiB "" " 1MiB" "1 MiB" -1MiB; do
+        run gk_size_kib "$bad"
+        [ "$status" -ne 0 ] || { echo "\"$bad\" was taken: $output"; false; }
+    done
+}
+
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 64
     [ "$status" -eq 1 ]

@@ -19,6 +19,7 @@
  *             LAZY, gives the first LAZY MiB back with MADV_FREE (Linux),
  *             still resident, which the judge must take out first
  *   lazy      gives MIB back with MADV_FREE (Linux: red for lazy-free)
+ *   peak      holds MIB at checkpoint high, none at checkpoint low
  *   crash     a checkpoint, then abort()
  *   fails     a checkpoint, then exit(3)
  *   none      exits 0 without a checkpoint
@@ -121,6 +122,16 @@ int main(int argc, char **argv)
                 munmap(p, mib * MIB);
             round_checkpoint(r);
         }
+        return 0;
+    }
+    if (strcmp(mode, "peak") == 0) {
+        /* High at the first checkpoint, low at the second, with a pause
+         * before it in which the kit polls the low resident size. */
+        void *p = take(mib);
+        gbgate_checkpoint("high", NULL);
+        munmap(p, mib * MIB);
+        gbgate_sleep(0.5);
+        gbgate_checkpoint("low", NULL);
         return 0;
     }
     if (strcmp(mode, "retained") == 0) {
