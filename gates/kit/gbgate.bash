@@ -897,7 +897,8 @@ gk_build_command() {
     cell="$(awk -F'\t' -v b="$build" -v r="$role" '
         /^#/ || !NF { next }
         $1 == "build" { for (i = 2; i <= NF; i++) col[$i] = i; next }
-        !(r in col) { print "?role"; exit }
+        # exit still runs END, which answers nothing more once found is set.
+        !(r in col) { print "?role"; found = 1; exit }
         $1 == b { print $col[r]; found = 1; exit }
         $1 == "*" && star == "" { star = $col[r] }
         END { if (!found) print (star != "" ? "*" star : "?build") }' "$builds")"

@@ -150,6 +150,42 @@ load helpers
     done
 }
 
+@test "a build's command is its row's cell, else the first \"*\" row's with {build} named, its words expanded" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    local dir="${BATS_TEST_TMPDIR}/b" t=$'\t'
+    mkdir -p "${dir}"
+    {
+        echo "# the builds"
+        echo "build${t}gate${t}bench"
+        echo "ref${t}./ref.sh \$GB_T_WORD${t}-"
+        echo "*${t}LD_PRELOAD=./{build}.so ../all {build}${t}bench-{build}"
+        echo "*${t}./second${t}second"
+    } >"${dir}/builds.tsv"
+    export GB_T_WORD=word
+    gk_build_command "${dir}/builds.tsv" ref gate
+    [ "${GK_COMMAND[*]}" = "${dir}/./ref.sh word" ]
+    gk_build_command "${dir}/builds.tsv" asan gate
+    [ "${GK_COMMAND[*]}" = "LD_PRELOAD=${dir}/./asan.so ${dir}/../all asan" ]
+    gk_build_command "${dir}/builds.tsv" tsan bench
+    [ "${GK_COMMAND[*]}" = "bench-tsan" ]
+    run gk_build_command "${dir}/builds.tsv" ref bench
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'the build "ref" has no "bench" program (-)'* ]] || false
+    run gk_build_command "${dir}/builds.tsv" ref size
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'has no column "size"'* ]] || false
+    # Without a "*" row, a build of no row is named.
+    grep -v '^\*' "${dir}/builds.tsv" >"${dir}/only.tsv"
+    run gk_build_command "${dir}/only.tsv" asan gate
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'has no row for the build "asan" and no "*" row'* ]] || false
+    unset GB_T_WORD
+    run gk_build_command "${dir}/builds.tsv" ref gate
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'$GB_T_WORD is not set'* ]] || false
+}
+
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 64
     [ "$status" -eq 1 ]
