@@ -183,7 +183,7 @@ load helpers
     unset GB_T_WORD
     run gk_build_command "${dir}/builds.tsv" ref gate
     [ "$status" -eq 1 ]
-    [[ "$output" == *'$GB_T_WORD is not set'* ]] || false
+    [[ "$output" == *"\$GB_T_WORD is not set"* ]] || false
 }
 
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {
