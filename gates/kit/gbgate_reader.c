@@ -378,8 +378,7 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
         if (w == 0)
             continue;
         if (w < 0) {
-            if (errno == EINTR)
-                continue;
+            /* WNOHANG never blocks, so no signal interrupts it (EINTR). */
             perror("gbgate: waitpid");
             exit(1);
         }

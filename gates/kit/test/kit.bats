@@ -1166,6 +1166,15 @@ red cells red for their reason: 1 / 4; green cells green: 2 / 3" ]
     [[ "$output" == *'the build name "x#keeps" is not letters, digits and - _ . (without __)'* ]] || false
 }
 
+@test "the C reader's child that cannot exec its program says so and ends, printing nothing more" {
+    run --separate-stderr "${BATS_FILE_TMPDIR}/reader" --run-printing "${BATS_TEST_TMPDIR}/no-such-program"
+    echo "$output"
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [ "$output" = "$(printf 'protocol exact\nprinted:')" ]
+    [ "$stderr" = "gbgate: cannot run ${BATS_TEST_TMPDIR}/no-such-program: No such file or directory" ]
+}
+
 @test "the C reader reads its children from outside at every checkpoint" {
     run "${BATS_FILE_TMPDIR}/reader" "${PROG}" 64
     echo "$output"
