@@ -1168,8 +1168,8 @@ red cells red for their reason: 1 / 4; green cells green: 2 / 3" ]
 
 @test "the C reader's child that cannot exec its program says so and ends, printing nothing more" {
     run --separate-stderr "${BATS_FILE_TMPDIR}/reader" --run-printing "${BATS_TEST_TMPDIR}/no-such-program"
-    echo "$output"
-    echo "$stderr"
+    # shellcheck disable=SC2154 # run --separate-stderr sets stderr.
+    echo "$output$stderr"
     [ "$status" -eq 1 ]
     [ "$output" = "$(printf 'protocol exact\nprinted:')" ]
     [ "$stderr" = "gbgate: cannot run ${BATS_TEST_TMPDIR}/no-such-program: No such file or directory" ]
