@@ -150,7 +150,7 @@ load helpers
     done
 }
 
-@test "a build's command is its row's cell, else the first \"*\" row's with {build} named, its words expanded" {
+@test "a build's command is its row's cell, else the first star row's with its build named, its words expanded" {
     # shellcheck source=gates/kit/gbgate.bash
     source "${KIT}/gbgate.bash"
     local dir="${BATS_TEST_TMPDIR}/b" t=$'\t'
