@@ -98,7 +98,7 @@ load helpers
     source "${KIT}/gbgate.bash"
     local bin="${BATS_TEST_TMPDIR}/bin" said want
     mkdir -p "${bin}"
-    for said in 250:250 1000:1000 0:100 -5:100 abc:100 12x:100 :100; do
+    for said in 250:250 1000:1000 0:100 -5:100 abc:100 12x:100 2+1:100 :100; do
         printf '#!/bin/sh\necho "%s"\n' "${said%%:*}" >"${bin}/getconf"
         chmod +x "${bin}/getconf"
         PATH="${bin}:${PATH}" gk_clk_tck_read
