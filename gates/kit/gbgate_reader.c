@@ -329,6 +329,9 @@ int gbgate_run(gbgate_child *c, void (*fn)(void *), void *arg, const char *exe, 
     int stops_fd = fn ? -1 : mkstemp(stops_path);
     static char stops_env[sizeof "GBGATE_STOPS_FILE=" + sizeof stops_path];
     if (stops_fd >= 0) {
+        /* The child reads the file by its name: the program it runs is
+         * given no descriptor of the reader's. */
+        (void)fcntl(stops_fd, F_SETFD, FD_CLOEXEC);
         snprintf(stops_env, sizeof stops_env, "GBGATE_STOPS_FILE=%s", stops_path);
         (void)write(stops_fd, "0\n", 2);
     }

@@ -1175,6 +1175,28 @@ red cells red for their reason: 1 / 4; green cells green: 2 / 3" ]
     [ "$stderr" = "gbgate: cannot run ${BATS_TEST_TMPDIR}/no-such-program: No such file or directory" ]
 }
 
+@test "the C reader reads a child of more stops than it keeps readings for, and writes nothing past its record" {
+    # 70 checkpoints; the record keeps the readings of 64.
+    run "${BATS_FILE_TMPDIR}/reader" --run "${PROG}" frees 1 70
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "protocol exact" ]
+}
+
+@test "the C reader's child holds no descriptor of the reader's: only its output of the pipe, no stops file" {
+    [[ -d /proc/self/fd ]] || skip "no /proc/self/fd to list a process's descriptors"
+    local child="${BATS_TEST_TMPDIR}/fds"
+    # Each descriptor of the child that is the pipe its output goes to,
+    # or a stops file, is printed (bats' own descriptors are neither).
+    # shellcheck disable=SC2016 # expands in the child
+    printf '#!/usr/bin/env bash\nout="$(readlink /proc/$$/fd/1)"\nfor f in /proc/$$/fd/*; do\n  t="$(readlink "$f")" || continue\n  [[ "$t" == "$out" || "$t" == *gbgate-stops-* ]] && echo "fd ${f##*/}"\ndone\nexit 0\n' >"${child}"
+    chmod +x "${child}"
+    run "${BATS_FILE_TMPDIR}/reader" --run-printing "${child}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(printf 'protocol exact\nprinted:\nfd 1')" ]
+}
+
 @test "the C reader reads its children from outside at every checkpoint" {
     run "${BATS_FILE_TMPDIR}/reader" "${PROG}" 64
     echo "$output"

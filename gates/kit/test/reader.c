@@ -32,12 +32,14 @@
  * grammar, beside the shell's (hostile.bats).
  *
  * With --fork, gates a forked child that runs a function (two
- * checkpoints), after printing a line it has not flushed yet: the line
- * must come out once, from the reader, and never in what the child
- * printed.
+ * checkpoints, then a line it does not flush), after printing a line it
+ * has not flushed yet: the reader's line must come out once, from the
+ * reader, and never in what the child printed; the child's must be in
+ * what it printed.
  *
  * With --run, gates PROG ARGS... and prints "protocol <what broke it>"
- * or "protocol exact": a line of the protocol that breaks the grammar,
+ * or "protocol exact", and fails if the run wrote past the child's
+ * record: a line of the protocol that breaks the grammar,
  * printed by any program, must be named (hostile.bats).
  *
  * With --run-printing, prints then "printed:" and what the program
@@ -266,8 +268,22 @@ static int run_any(char **argv, int printing, int interrupted)
     struct itimerval off = {{0, 0}, {0, 0}};
     if (interrupted && every_ms() != 0)
         return 1;
+    /* Bytes right after the record, which no reading may reach: a child
+     * with more stops than it has readings for must not write past it. */
+    struct {
+        gbgate_child c;
+        unsigned char after[64];
+    } guarded;
+    memset(guarded.after, 0xa5, sizeof guarded.after);
     gbgate_child c;
-    int rc = gbgate_run(&c, NULL, NULL, argv[0], argv, NULL);
+    int rc = gbgate_run(&guarded.c, NULL, NULL, argv[0], argv, NULL);
+    c = guarded.c;
+    for (size_t i = 0; i < sizeof guarded.after; i++)
+        if (guarded.after[i] != 0xa5) {
+            fprintf(stderr, "reader: gbgate_run wrote past the child's record (byte %zu after it)\n", i);
+            rc = -1;
+            break;
+        }
     printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
     if (interrupted) {
         setitimer(ITIMER_REAL, &off, NULL);
@@ -288,6 +304,7 @@ static void two_rounds(void *arg)
     (void)arg;
     gbgate_checkpoint("round-1", NULL);
     gbgate_checkpoint("round-2", NULL);
+    printf("printed after the rounds, not flushed\n");
 }
 
 static int run_forked(void)
@@ -299,6 +316,11 @@ static int run_forked(void)
      * would land there, among its own lines. */
     if (c.out && strstr(c.out, "printed before the fork")) {
         fputs("reader: the forked child printed again what the reader had not flushed\n", stderr);
+        rc = -1;
+    }
+    /* What the function printed last is flushed before the child ends. */
+    if (!c.out || !strstr(c.out, "printed after the rounds, not flushed")) {
+        fputs("reader: what the forked child printed last was lost\n", stderr);
         rc = -1;
     }
     printf("stops forked %d status %d\n", c.stops, c.status);
