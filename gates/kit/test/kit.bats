@@ -175,6 +175,10 @@ load helpers
     run gk_build_command "${dir}/builds.tsv" ref size
     [ "$status" -eq 1 ]
     [[ "$output" == *'has no column "size"'* ]] || false
+    # The first column names the builds, no program.
+    run gk_build_command "${dir}/builds.tsv" ref build
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'has no column "build"'* ]] || false
     # Without a "*" row, a build of no row is named.
     grep -v '^\*' "${dir}/builds.tsv" >"${dir}/only.tsv"
     run gk_build_command "${dir}/only.tsv" asan gate
@@ -762,21 +766,28 @@ teardown() {
     grep -q ">frees against keeps<" "${dest}/rounds.svg"
 }
 
-@test "the matrix: two gates written in one bats file run once each" {
+@test "the matrix: two gates written in one bats file run once each, and one in another file runs too" {
     local out="${BATS_TEST_TMPDIR}/m" d="${BATS_TEST_TMPDIR}"
-    # judged.bats and a second test of the same reading in the same file.
+    # judged.bats and a second test of the same reading in the same file;
+    # a third in a file of its own.
     { cat "${TEST_DIR}/matrix/judged.bats"; sed -n '/^@test "judged"/,$p' "${TEST_DIR}/matrix/judged.bats" | sed 's/^@test "judged"/@test "judged-again"/'; } \
         >"$d/judged.bats"
-    printf 'gate\tprogram\targs\toptions\njudged\tbats\tjudged.bats\t--cap 32MiB\njudged-again\tbats\tjudged.bats\t--cap 32MiB\n' \
-        >"$d/gates.tsv"
-    printf 'gate\truns-on\tfrees\njudged\tall\tgreen\njudged-again\tall\tgreen\n' >"$d/expected.tsv"
+    sed 's/^@test "judged"/@test "judged-elsewhere"/' "${TEST_DIR}/matrix/judged.bats" >"$d/elsewhere.bats"
+    {
+        printf 'gate\tprogram\targs\toptions\n'
+        printf 'judged\tbats\tjudged.bats\t--cap 32MiB\n'
+        printf 'judged-elsewhere\tbats\telsewhere.bats\t--cap 32MiB\n'
+        printf 'judged-again\tbats\tjudged.bats\t--cap 32MiB\n'
+    } >"$d/gates.tsv"
+    printf 'gate\truns-on\tfrees\njudged\tall\tgreen\njudged-elsewhere\tall\tgreen\njudged-again\tall\tgreen\n' \
+        >"$d/expected.tsv"
     run "${GBGATE}" matrix --expected "$d/expected.tsv" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
         --no-charts
     echo "$output"
     [ "$status" -eq 0 ]
     [ "$(awk '/^gbgate: build / { b = $3 } /^  [a-z]/ { printf "%s%s:%s ", b, $1, $2 }' <<<"$output")" = \
-        "frees:judged:pass frees:judged-again:pass " ]
-    [ "$(wc -l <"${out}/results.tsv")" -eq 2 ]
+        "frees:judged:pass frees:judged-elsewhere:pass frees:judged-again:pass " ]
+    [ "$(wc -l <"${out}/results.tsv")" -eq 3 ]
 }
 
 @test "a gate written in bats, run by hand without a series folder or a results file, writes neither, and passes" {
