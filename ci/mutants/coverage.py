@@ -207,6 +207,7 @@ def read_traces(d, src, cfg, hit):
     """Adds to hit the shell lines traced under d (no compiled set: every
     shell line is there)."""
     installed = cfg.installed
+    awk_files = [p for p, lang in cfg.files().items() if lang == "awk"]
     for trace in glob.glob(os.path.join(d, "*.trace")):
         with open(trace, encoding="utf-8", errors="replace") as f:
             text = f.read()
@@ -227,6 +228,13 @@ def read_traces(d, src, cfg, hit):
                     continue
             executed, _ = hit.setdefault(rel, (set(), None))
             executed.add(int(line))
+        # An awk program named in a traced command (awk -f PATH, from the
+        # kit's shell or from a test itself) ran in this test: line 0
+        # stands for the whole program (engine.py, tests_for).
+        for rel in awk_files:
+            if "/" + rel in text or any("/" + there + "/" + rel[len(here) + 1:] in text
+                                        for there, here in installed if rel.startswith(here + "/")):
+                hit.setdefault(rel, (set(), None))[0].add(0)
     for rel, (executed, _) in hit.items():
         if rel.endswith(".c") or rel.endswith(".h"):
             continue

@@ -152,6 +152,9 @@ def tests_for(m, cov, hosts):
         spans = hosts[m.path]
     else:
         spans = [(m.path, m.first_line or m.line, m.last_line)]
+    if m.lang == "awk":
+        # The tests that ran the program by its path (coverage.py: line 0).
+        spans = spans + [(m.path, 0, 0)]
     names = set()
     for path, a, b in spans:
         names |= cov.tests_of(path, a, b)

@@ -3,7 +3,7 @@
 # (fixture/: a small library whose tests leave, on purpose, a function no
 # test calls, a bound no test reaches, a mutant that hangs and one that
 # changes nothing, a child process that leaves by _exit, and shell scripts
-# with bats tests of their own).
+# and an awk program with bats tests of their own).
 #
 # Each engine run here is a real one: the fixture is copied into a git
 # repository of its own, its coverage pass and its workers build it, and
@@ -53,7 +53,7 @@ verdict_of() {
     # The bound no test reaches survives; nothing else does.
     [[ "$output" == *"survived: src/calc.c:16 calc_cap [boundary]"* ]]
     [[ "$output" == *"survived: src/calc.c:23 calc_floor0 [boundary]"* ]]
-    [ "${lines[${#lines[@]} - 1]}" = "mutants: 22 killed, 2 survived, 0 equivalent, 1 uncovered, of 25" ]
+    [ "${lines[${#lines[@]} - 1]}" = "mutants: 26 killed, 2 survived, 0 equivalent, 1 uncovered, of 29" ]
 }
 
 @test "an equivalent entry silences exactly its own mutant" {
@@ -167,6 +167,16 @@ verdict_of() {
     [ "$(verdict_of "$anchor")" = killed ]
     [ "$(column_of "$anchor" test)" = "tests/words.bats:a line with a # inside is counted, a comment is not" ]
     [ "${lines[${#lines[@]} - 1]}" = "mutants: 9 killed, 0 survived, 0 equivalent, 0 uncovered, of 9" ]
+}
+
+@test "an awk program run by its path from a test counts as run by that test" {
+    # No script in scope runs tools/above.awk; tests/above.bats does.
+    run "$ENGINE" --root "$FX" --files tools/above.awk --jobs 1
+    echo "$output"
+    [ "$status" -eq 0 ]
+    # shellcheck disable=SC2016 # the program's own $1, as its line reads
+    [ "$(column_of "$(mutant_id boundary '$1 > 2 { n++ }')" test)" = "tests/above.bats:two of 1 2 3 4 are above 2" ]
+    [ "${lines[${#lines[@]} - 1]}" = "mutants: 4 killed, 0 survived, 0 equivalent, 0 uncovered, of 4" ]
 }
 
 @test "--since takes only the lines changed since the revision" {
