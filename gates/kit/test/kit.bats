@@ -1150,6 +1150,12 @@ red cells red for their reason: 1 / 4; green cells green: 2 / 3" ]
     [[ "$output" == *'the gate "nowhere"'*"has no row in"* ]]
     [[ "$output" == *'no row for the build "some-build"'* ]]
     [[ "$output" == *'the gate "climb" of'*"has no row in"* ]]
+    # A # inside a row is no comment: its gate is still looked for.
+    printf 'hashed\tbats\tjudged.bats\t--name a#b\n' >>"${BATS_TEST_TMPDIR}/gates.tsv"
+    run "${GBGATE}" matrix --expected "${exp}" --builds "${TEST_DIR}/matrix/builds.tsv" --out "${out}" \
+        --gates "${BATS_TEST_TMPDIR}/gates.tsv"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *'the gate "hashed" of'*"has no row in"* ]] || false
 }
 
 @test "the matrix refuses a run without both files, and gate and build names that are not plain words, exit 2" {
