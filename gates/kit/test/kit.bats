@@ -790,6 +790,27 @@ teardown() {
     [ "$(wc -l <"${out}/results.tsv")" -eq 3 ]
 }
 
+@test "a gate written in bats is red for crash when its program ends before its checkpoint or exits non-zero after it" {
+    local d="${BATS_TEST_TMPDIR}/gate" t=$'\t'
+    mkdir -p "$d"
+    cat >"$d/gate.bats" <<'GATES'
+setup() { load "${GATE_KIT}/gate"; gate_setup; }
+teardown() { gate_teardown; }
+@test "ends-early" { gate_cmd none; gate_start "${GATE_CMD[@]}"; gate_wait "at its start" || return 1; gate_pass ok; }
+@test "fails-late" { gate_cmd fails; gate_start "${GATE_CMD[@]}"; gate_wait || return 1; gate_finish || return 1; gate_pass ok; }
+@test "ends-well" { gate_cmd frees; gate_start "${GATE_CMD[@]}" 1 1; gate_wait || return 1; gate_finish || return 1; gate_pass ok; }
+GATES
+    printf 'gate\tprogram\targs\toptions\nends-early\tbats\tgate.bats\t\nfails-late\tbats\tgate.bats\t\nends-well\tbats\tgate.bats\t\n' \
+        >"$d/gates.tsv"
+    printf 'build\tnone\tfails\tfrees\nb\t%s none\t%s fails\t%s frees\n' "${PROG}" "${PROG}" "${PROG}" >"$d/builds.tsv"
+    GATE_BUILD=b GATE_KIT="${KIT}" GATE_RESULTS="$d/results.tsv" run env -u GATE_SERIES_DIR bats "$d/gate.bats"
+    echo "$output"
+    cat "$d/results.tsv"
+    grep -q "^ends-early${t}b${t}fail${t}crash${t}at its start: it ended before the checkpoint" "$d/results.tsv"
+    grep -q "^fails-late${t}b${t}fail${t}crash${t}" "$d/results.tsv"
+    grep -q "^ends-well${t}b${t}pass${t}" "$d/results.tsv"
+}
+
 @test "a gate written in bats, run by hand without a series folder or a results file, writes neither, and passes" {
     # Outside the matrix (GATE_BUILD alone), beside its gates and builds
     # files; the name is this run's own, so no file of another can stand
