@@ -793,13 +793,14 @@ teardown() {
 @test "a gate written in bats is red for crash when its program ends before its checkpoint or exits non-zero after it" {
     local d="${BATS_TEST_TMPDIR}/gate" t=$'\t'
     mkdir -p "$d"
-    cat >"$d/gate.bats" <<'GATES'
-setup() { load "${GATE_KIT}/gate"; gate_setup; }
-teardown() { gate_teardown; }
-@test "ends-early" { gate_cmd none; gate_start "${GATE_CMD[@]}"; gate_wait "at its start" || return 1; gate_pass ok; }
-@test "fails-late" { gate_cmd fails; gate_start "${GATE_CMD[@]}"; gate_wait || return 1; gate_finish || return 1; gate_pass ok; }
-@test "ends-well" { gate_cmd frees; gate_start "${GATE_CMD[@]}" 1 1; gate_wait || return 1; gate_finish || return 1; gate_pass ok; }
-GATES
+    # shellcheck disable=SC2016 # the gate's own words, expanded when it runs
+    {
+        echo 'setup() { load "${GATE_KIT}/gate"; gate_setup; }'
+        echo 'teardown() { gate_teardown; }'
+        echo '@test "ends-early" { gate_cmd none; gate_start "${GATE_CMD[@]}"; gate_wait "at its start" || return 1; gate_pass ok; }'
+        echo '@test "fails-late" { gate_cmd fails; gate_start "${GATE_CMD[@]}"; gate_wait || return 1; gate_finish || return 1; gate_pass ok; }'
+        echo '@test "ends-well" { gate_cmd frees; gate_start "${GATE_CMD[@]}" 1 1; gate_wait || return 1; gate_finish || return 1; gate_pass ok; }'
+    } >"$d/gate.bats"
     printf 'gate\tprogram\targs\toptions\nends-early\tbats\tgate.bats\t\nfails-late\tbats\tgate.bats\t\nends-well\tbats\tgate.bats\t\n' \
         >"$d/gates.tsv"
     printf 'build\tnone\tfails\tfrees\nb\t%s none\t%s fails\t%s frees\n' "${PROG}" "${PROG}" "${PROG}" >"$d/builds.tsv"
