@@ -992,6 +992,17 @@ red cells red for their reason: 1 / 4; green cells green: 2 / 3" ]
         "gate cells: 2 passed, 0 failed")" ]
     grep -q "^g5${t}b1${t}green${t}fail${t}growth${t}7 MiB${t}n/a\$" "${tsv}"
     grep -q '^| g5 | not run | not run |$' "${md}"
+
+    # A reason with "skip" inside is a reason: only a cell that starts
+    # with skip is skipped.
+    printf 'gate\truns-on\tb1\nh\tall\tred:unskipped\n' >"${exp}"
+    printf 'h\tb1\tfail\tunskipped\t1 MiB\n' >"${res}"
+    run awk -v platforms="all" -v md="${md}" -v tsv="${tsv}" -f "${KIT}/matrix.awk" "${exp}" "${res}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(printf '%s\n' "${lines[@]:2}")" = "$(printf '%s\n' \
+        "red cells red for their reason: 1 / 1; green cells green: 0 / 0" \
+        "gate cells: 1 passed, 0 failed")" ]
 }
 
 @test "resolve.awk resolves the builds' cells alone: the gate and its runs-on are kept as they are" {
