@@ -190,6 +190,29 @@ load helpers
     [[ "$output" == *"\$GB_T_WORD is not set"* ]] || false
 }
 
+@test "the helper's settle is GBGATE_SETTLE_S in seconds, nothing when unset or zero, an error otherwise" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    local pair
+    for pair in 10:10 1.0:1.0 0.25:0.25 0: 0.000: 00: :; do
+        [ "$(GBGATE_SETTLE_S="${pair%%:*}" gk_helper_settle_s)" = "${pair#*:}" ] ||
+            { echo "\"${pair%%:*}\": \"$(GBGATE_SETTLE_S="${pair%%:*}" gk_helper_settle_s)\", not \"${pair#*:}\""; false; }
+    done
+    for bad in x 1. .5 1s -1 "1 "; do
+        GBGATE_SETTLE_S="$bad" run gk_helper_settle_s
+        [ "$status" -eq 1 ] || { echo "\"$bad\" was taken: $output"; false; }
+        [[ "$output" == *"GBGATE_SETTLE_S is \"$bad\", not a number of seconds"* ]] || false
+    done
+}
+
+@test "the kit's hold program holds what it is asked, doubled up to it and no further" {
+    run "${KIT}/hold" 1
+    [ "$status" -eq 0 ]
+    [ "$output" = "checkpoint held bytes=1048576" ]
+    run "${KIT}/hold" 3
+    [ "$output" = "checkpoint held bytes=4194304" ]
+}
+
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 64
     [ "$status" -eq 1 ]
