@@ -213,6 +213,31 @@ load helpers
     [ "$output" = "checkpoint held bytes=4194304" ]
 }
 
+@test "the judge's reasons at their bounds: at the cap green, lazy-free and footprint at the cap, retained-below past it" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    # judged CAP RSS LAZY HELD FOOTPRINT: the reason, or green.
+    judged() {
+        GK_REASON=green
+        gk_judge "$@" "" || true
+        echo "${GK_REASON}"
+    }
+    [ "$(judged 1000 1000 0 "" "")" = green ]
+    [ "$(judged 1000 1001 0 "" "")" = rss ]
+    # What is left once LazyFree is taken out, at the cap and past it.
+    [ "$(judged 1000 1500 500 "" "")" = lazy-free ]
+    [ "$(judged 1000 1500 499 "" "")" = rss ]
+    # The footprint at the cap and past it.
+    [ "$(judged 1000 1500 0 "" 1000)" = lazy-free ]
+    [ "$(judged 1000 1500 0 "" 1001)" = rss ]
+    # Resident beyond what the runtime holds: at the cap, and past it.
+    [ "$(judged 1000 2500 0 1500 "")" = rss ]
+    [ "$(judged 1000 2500 0 1499 "")" = retained-below ]
+    # The footprint, where it is below what is resident, is what is kept.
+    [ "$(judged 1000 3000 0 1500 2500)" = rss ]
+    [ "$(judged 1000 3000 0 1500 2501)" = retained-below ]
+}
+
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 64
     [ "$status" -eq 1 ]
