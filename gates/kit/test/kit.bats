@@ -723,7 +723,7 @@ teardown() {
     [[ "$output" == *"--cap takes a size such as 64MiB"* ]]
     run "${GBGATE}" run --bogus 1 -- "${PROG}" frees
     [ "$status" -eq 2 ]
-    run "${GBGATE}" run --cap 1.5GiB --guard-rss 3GiB --growth 512KiB -- "${PROG}" frees 8 1
+    run "${GBGATE}" run --cap 1.5GiB --guard-rss 3GiB --growth 512KiB --env GB_T_ANY=a=b -- "${PROG}" frees 8 1
     [ "$status" -eq 0 ]
 }
 
@@ -978,6 +978,7 @@ XML
     local exp="${BATS_TEST_TMPDIR}/expected-here.tsv" res="${BATS_TEST_TMPDIR}/results.tsv"
     local md="${BATS_TEST_TMPDIR}/matrix.md" tsv="${BATS_TEST_TMPDIR}/matrix.tsv"
     {
+        printf '# the expected colours, and a blank line\n\n'
         printf 'gate\truns-on\tb1\tb2\n'
         printf 'g1\tall\tgreen\tred:rss\n'
         printf 'g2\tlinux\tred:growth\tskip:no tool\n'
