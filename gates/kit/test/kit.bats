@@ -710,6 +710,10 @@ teardown() {
     run "${GBGATE}" run --growth 512MiB -- "${PROG}" keeps 64 1
     echo "$output"
     [[ "$output" == *"gate: judged no cap, only the growth (--growth)"* ]] || false
+    # A program that made no checkpoint has no figure.
+    run "${GBGATE}" run -- "${PROG}" none
+    echo "$output"
+    grep -qx "gate: figure no checkpoint" <<<"$output"
     run "${GBGATE}" --help
     local opt
     for opt in --cap --growth --settle --guard-rss --guard-cpu --guard-s --at --env --name --build --series --log; do
