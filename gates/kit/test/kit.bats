@@ -238,6 +238,34 @@ load helpers
     [ "$(judged 1000 3000 0 1500 2501)" = retained-below ]
 }
 
+@test "an ending is a signal's from 129 to 159, an exit's status otherwise" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    GK_ERR=/dev/null GK_OUT=/dev/null
+    local pair
+    for pair in 0:"exited with status 0" 128:"exited with status 128" 129:"died of SIGHUP (status 129)" \
+        137:"died of SIGKILL (status 137)" 160:"exited with status 160" 255:"exited with status 255"; do
+        [ "$(GK_STATUS="${pair%%:*}" gk_exit_detail)" = "${pair#*:}" ] ||
+            { echo "${pair%%:*}: $(GK_STATUS="${pair%%:*}" gk_exit_detail)"; false; }
+    done
+}
+
+@test "with --at, the figure is the worst of the checkpoints named, not of every one" {
+    run "${GBGATE}" run --at low -- "${PROG}" peak 64
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$(grep "^gate: figure " <<<"$output")" == "gate: figure "*" MiB at low"* ]] || false
+    # Settled too: the reading right after is the named checkpoint's, not
+    # that of a larger one after it (bump keeps 64 MiB from round 2 on).
+    run "${GBGATE}" run --settle 0.1 --at round-1 -- "${PROG}" bump 64 2
+    echo "$output"
+    [ "$status" -eq 0 ]
+    local right
+    right="$(sed -n 's/^gate: figure .* settled, \([0-9.]*\) MiB right after at round-1.*/\1/p' <<<"$output")"
+    [ -n "${right}" ]
+    awk -v r="${right}" 'BEGIN { exit !(r < 32) }'
+}
+
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 64
     [ "$status" -eq 1 ]
