@@ -1013,7 +1013,7 @@ XML
         printf '# the expected colours, and a blank line\n\n'
         printf 'gate\truns-on\tb1\tb2\n'
         printf 'g1\tall\tgreen\tred:rss\n'
-        printf 'g2\tlinux\tred:growth\tskip:no tool\n'
+        printf 'g2\tlinux\tred:growth\tskip:no tool on this box\n'
         printf 'g3\tmacos\tgreen\tgreen\n'
         printf 'g4\tall\tred:rss\tred:rss\n'
         printf 'g5\tall\tgreen\tgreen\n'
@@ -1034,18 +1034,20 @@ XML
     [[ "${lines[1]}" == "g1"*" | ✓ 1 MiB "*" | ✓ red (rss): 9 MiB "* ]]
     [[ "${lines[1]}" != *"…"* ]]
     [[ "${lines[2]}" == "g2"*" | ✗ red for rss, not growth"*"…"* ]]
+    # 28 characters exactly are shown whole.
+    [[ "${lines[2]}" == *" | skipped: no tool on this box" ]]
     [ "$(printf '%s\n' "${lines[@]:6}")" = "$(printf '%s\n' \
         "red cells red for their reason: 1 / 4; green cells green: 2 / 3" \
         "cells not run on these platforms: 2 (g3: macos only)" \
         "cells skipped: 1, each with its reason:" \
-        "  g2 on b2: no tool" \
+        "  g2 on b2: no tool on this box" \
         "gate cells: 3 passed, 4 failed")" ]
     local t=$'\t'
     [ "$(cat "${tsv}")" = "gate${t}build${t}expected${t}status${t}reason${t}figure${t}verdict
 g1${t}b1${t}green${t}pass${t}-${t}1 MiB${t}ok
 g1${t}b2${t}red:rss${t}fail${t}rss${t}9 MiB${t}ok
 g2${t}b1${t}red:growth${t}fail${t}rss${t}5 MiB${t}wrong
-g2${t}b2${t}skip:no tool${t}${t}${t}${t}skip
+g2${t}b2${t}skip:no tool on this box${t}${t}${t}${t}skip
 g3${t}b1${t}green${t}${t}${t}${t}n/a
 g3${t}b2${t}green${t}${t}${t}${t}n/a
 g4${t}b1${t}red:rss${t}pass${t}-${t}2 MiB${t}wrong
@@ -1055,7 +1057,7 @@ g5${t}b2${t}green${t}pass${t}-${t}3 MiB${t}ok" ]
     [ "$(cat "${md}")" = "| gate | b1 | b2 |
 |---|---|---|
 | g1 | ✓ 1 MiB | ✓ red (rss): 9 MiB |
-| g2 | ✗ red for rss, not growth: 5 MiB | skipped: no tool |
+| g2 | ✗ red for rss, not growth: 5 MiB | skipped: no tool on this box |
 | g3 | n/a (macos only) | n/a (macos only) |
 | g4 | ✗ survived: 2 MiB | ✗ no result |
 | g5 | ✗ red (growth): 7 MiB | ✓ 3 MiB |
@@ -1307,7 +1309,8 @@ red cells red for their reason: 1 / 4; green cells green: 2 / 3" ]
 }
 
 @test "the C reader reads a child of more stops than it keeps readings for, and writes nothing past its record" {
-    # 70 checkpoints; the record keeps the readings of 64.
+    # 70 checkpoints; the record keeps the readings of 64, and the 65th
+    # has none.
     run "${BATS_FILE_TMPDIR}/reader" --run "${PROG}" frees 1 70
     echo "$output"
     [ "$status" -eq 0 ]

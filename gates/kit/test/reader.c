@@ -285,6 +285,18 @@ static int run_any(char **argv, int printing, int interrupted)
             break;
         }
     printf("protocol %s\n", c.protocol[0] ? c.protocol : "exact");
+    /* Past the readings the record keeps, a checkpoint has none: with
+     * prog's rounds (round-N), the last kept and the first beyond. */
+    if (c.stops > GBGATE_MAX_STOPS && !c.protocol[0]) {
+        char kept[32], beyond[32];
+        snprintf(kept, sizeof kept, "round-%d", GBGATE_MAX_STOPS);
+        snprintf(beyond, sizeof beyond, "round-%d", GBGATE_MAX_STOPS + 1);
+        if (!gbgate_mem_at(&c, kept) || gbgate_mem_at(&c, beyond)) {
+            fprintf(stderr, "reader: %s has %s reading, %s has %s\n", kept, gbgate_mem_at(&c, kept) ? "a" : "no",
+                    beyond, gbgate_mem_at(&c, beyond) ? "one" : "none");
+            rc = -1;
+        }
+    }
     if (interrupted) {
         setitimer(ITIMER_REAL, &off, NULL);
         printf("ticks %s\n", ticks > 0 ? "some" : "none");
