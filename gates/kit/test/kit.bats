@@ -844,6 +844,11 @@ teardown() {
     run "${GBGATE}" charts --series "${series}" --out "${dest}"
     [ "$output" = "gbgate: charts of 1 gate(s) in ${dest}" ]
     grep -q ">frees against keeps<" "${dest}/rounds.svg"
+    # A gate that read nothing has its header line alone: no chart.
+    printf '# gate=idle build=frees cap_kib=32768\n' >"${series}/idle__frees.tsv"
+    run "${GBGATE}" charts --series "${series}" --out "${dest}"
+    [ "$output" = "gbgate: charts of 1 gate(s) in ${dest}" ]
+    [ ! -e "${dest}/idle.png" ]
 }
 
 @test "the matrix: two gates written in one bats file run once each, and one in another file runs too" {
