@@ -266,6 +266,19 @@ load helpers
     awk -v r="${right}" 'BEGIN { exit !(r < 32) }'
 }
 
+@test "a settle watched under a cap notes a reading at or under it at once; without a cap there is nothing to watch" {
+    # shellcheck source=gates/kit/gbgate.bash
+    source "${KIT}/gbgate.bash"
+    GK_T0_S=$SECONDS GK_T0_US=""
+    [ -z "$(gk_settle_watch "" 5000 2>&1)" ]
+    gk_settle_watch "" 5000
+    [ -z "${GK_SETTLE_UNDER_US}" ]
+    gk_settle_watch 4999 5000
+    [ -z "${GK_SETTLE_UNDER_US}" ]
+    gk_settle_watch 5000 5000
+    [ "${GK_SETTLE_UNDER_US}" = 0 ]
+}
+
 @test "a runtime that holds nothing while the process holds it is red for retained-below" {
     run "${GBGATE}" run --cap 32MiB -- "${PROG}" retained 64
     [ "$status" -eq 1 ]
