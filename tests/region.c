@@ -775,14 +775,9 @@ static void *use_up_the_entry_while_it_is_read(void *arg)
 
 GB_TEST(threads_share_an_entry_while_it_is_used_up)
 {
-    gb_options o;
-    gb_options_init(&o);
-    o.cache_bytes = GB_CACHE_OFF;
-    gb_init(&o);
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, enter_leave_and_exit_on_an_entry, NULL), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    cache_off_then_a_thread_of(enter_leave_and_exit_on_an_entry);
     gb_region *h = atomic_load(&stale_on_the_entry);
+    pthread_t t;
     CHECK_EQ(pthread_create(&t, NULL, use_up_the_entry_while_it_is_read, NULL), 0);
     while (!atomic_load(&entry_taken))
         sched_yield();
