@@ -129,6 +129,7 @@ def run_pass(cfg, src, work, files, jobs, say):
     say("coverage: running %d tests once each, %d at a time, to learn which lines each executes" % (len(specs), jobs))
     running = RUNNING
     lines, built, tests = {}, {}, {}
+    awk_files = [p for p, lang in cfg.files().items() if lang == "awk"]
 
     def one(i_spec):
         i, spec = i_spec
@@ -143,7 +144,7 @@ def run_pass(cfg, src, work, files, jobs, say):
                                spec.cwd, spec.env)
         res = runner.run(spec, env, 3600, 0, running, os.path.join(d, "output"))
         hit = read_gcov(d, src)
-        read_traces(os.path.join(d, "trace"), src, cfg, hit)
+        read_traces(os.path.join(d, "trace"), src, cfg, awk_files, hit)
         shutil.rmtree(d, ignore_errors=True)
         return spec.name, spec.kind, res, hit
 
@@ -203,11 +204,11 @@ def read_gcov(d, src):
     return hit
 
 
-def read_traces(d, src, cfg, hit):
+def read_traces(d, src, cfg, awk_files, hit):
     """Adds to hit the shell lines traced under d (no compiled set: every
-    shell line is there)."""
+    shell line is there), and the awk files among awk_files that a traced
+    command names."""
     installed = cfg.installed
-    awk_files = [p for p, lang in cfg.files().items() if lang == "awk"]
     for trace in glob.glob(os.path.join(d, "*.trace")):
         with open(trace, encoding="utf-8", errors="replace") as f:
             text = f.read()

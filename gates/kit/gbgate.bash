@@ -897,11 +897,11 @@ gk_build_command() {
     cell="$(awk -F'\t' -v b="$build" -v r="$role" '
         /^#/ || !NF { next }
         $1 == "build" { for (i = 2; i <= NF; i++) col[$i] = i; next }
-        # exit still runs END, which answers nothing more once found is set.
-        !(r in col) { print "?role"; found = 1; exit }
-        $1 == b { print $col[r]; found = 1; exit }
+        # exit still runs END: the one answer is printed there.
+        !(r in col) { cell = "?role"; found = 1; exit }
+        $1 == b { cell = $col[r]; found = 1; exit }
         $1 == "*" && star == "" { star = $col[r] }
-        END { if (!found) print (star != "" ? "*" star : "?build") }' "$builds")"
+        END { print found ? cell : star != "" ? "*" star : "?build" }' "$builds")"
     case "$cell" in
         "?role" | "") echo "gbgate: $builds has no column \"$role\" (its header row starts with \"build\")" >&2; return 1 ;;
         "?build") echo "gbgate: $builds has no row for the build \"$build\" and no \"*\" row" >&2; return 1 ;;
