@@ -1157,7 +1157,7 @@ static gb_region *outer_payload(char **lo, char **hi)
     gb_region *r = slot_of(state.outer);
     *lo = (char *)r->cur_block + GB__BLOCK_HDR;
     *hi = (char *)r->cur_block + r->cur_block->chunk.size;
-    CHECK(*lo < r->bump && r->bump < r->end && r->end == *hi);
+    CHECK(*lo < r->bump && r->bump < r->end && r->end <= *hi);
     return r;
 }
 

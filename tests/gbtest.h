@@ -25,6 +25,17 @@
 #define GBT_SANITIZED 0
 #endif
 
+/* What ASan keeps resident for `bytes` of memory the runtime poisoned,
+ * and 0 in other builds: the runtime poisons a block it caches, and the
+ * shadow pages that writes (an eighth of the block) stay resident after
+ * the block is unmapped, so a resident-size cap on a region that went
+ * through the cache takes them in: they are ASan's, not the runtime's. */
+#if defined(GB__ASAN)
+#define GBT_ASAN_SHADOW(bytes) ((bytes) / 8)
+#else
+#define GBT_ASAN_SHADOW(bytes) 0
+#endif
+
 /* GBT_TSAN is 1 under ThreadSanitizer, which counts every coroutine (a
  * fiber) as a thread and allows 8,128 at once in gcc 12's runtime. */
 #if defined(GB__TSAN)

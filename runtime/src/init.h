@@ -29,6 +29,8 @@ typedef struct gb__config {
     size_t huge;          /* huge page size chunks from it up are advised for; 0 off */
     bool populate_4k;     /* populate fresh chained blocks in 4 KiB pages (gb_populate) */
     bool populate_huge;   /* populate fresh chained blocks advised for huge pages */
+    bool huge_learn;      /* GB_HUGE=auto: each huge-size block's kind is chosen by the
+                             measured cost of the populate steps of each (map.c) */
     unsigned stress;
     bool small_slabs;     /* chunks under map_min from slabs (map source) */
     size_t cache_bytes;   /* the process's block cache bound; 0 when off */

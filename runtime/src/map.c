@@ -217,7 +217,9 @@ static bool cache_pop(gb__cache *cache, size_t size, bool fit, gb__chunk *out)
     size = class_bytes(j);
     void *p = cache_unlink(cache, j);
     GB__ADD(cache_hits, 1);
-    *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = huge_size(size)};
+    /* Its kind, as cache_push recorded it: blocks of one size may be of
+     * either kind (the host's choice, or advice refused). */
+    *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = ((void **)p)[1] != NULL};
     return true;
 }
 
@@ -260,16 +262,17 @@ bool gb__map_cache_reserve(gb__cache *cache, size_t size)
 static bool cache_push(gb__cache *cache, gb__chunk c)
 {
     int k = cache_class(c.size);
-    /* A block of huge size that could not be advised is not kept: every
-     * cached block of that size is taken back as advised (cache_pop). */
-    if (k < 0 || c.huge != huge_size(c.size))
+    if (k < 0)
         return false;
     /* A huge block is kept only where there is room: faulted in afresh it
      * costs one fault per huge page, where the blocks it would push out
      * cost one per 4 KiB page. */
     if (!make_room(cache, c.size, !c.huge))
         return false;
-    *(void **)c.base = cache->head[k];
+    /* The link in its first word, its kind in its second (a block is at
+     * least map_min bytes). */
+    ((void **)c.base)[0] = cache->head[k];
+    ((void **)c.base)[1] = c.huge ? c.base : NULL;
     /* Given back, it stays mapped: under ASan, any touch of it from now on
      * is reported, as a freed heap block's would be. */
     gb__asan_poison(c.base, c.size);
@@ -287,13 +290,69 @@ void gb__map_cache_flush(gb__cache *cache)
             cache_drop(cache, k);
 }
 
+/* ------------------------------------------------------------ the host's choice
+ *
+ * Whether a block pays in huge pages is the host's to say: a huge page's
+ * fault zeroes 2 MiB in one go where 512 faults of 4 KiB cost several
+ * times as much on a quiet host, but it may first have to compact memory
+ * to find 2 free MiB, and then it costs more than the 512 (init.c cites
+ * both). Under GB_HUGE=auto the runtime measures it on its own blocks: a
+ * block of huge size is populated a huge page at a time whatever its
+ * kind (gb__map_populate_more), every such step is timed, and each kind
+ * keeps a moving estimate of its cost. The first blocks of huge size
+ * alternate between the kinds until each has LEARN_FIRST steps timed;
+ * then each block takes the cheaper kind, except one in LEARN_AGAIN, which
+ * takes the other, so a host whose costs change is followed. The
+ * estimates are shared by all threads: a lost update between two threads
+ * is one sample fewer, not a wrong choice. */
+enum { LEARN_FIRST = 2, LEARN_AGAIN = 32, LEARN_WEIGHT = 4 };
+
+static struct {
+    _Atomic uint64_t step_ns[2]; /* a huge page's populate, ns: [0] 4 KiB pages, [1] huge */
+    _Atomic uint32_t steps[2];   /* steps timed, each kind */
+    _Atomic uint32_t choices;    /* choices made since both kinds had LEARN_FIRST */
+} learnt;
+
+void gb__map_learn(bool huge, uint64_t ns)
+{
+    uint32_t n = atomic_load_explicit(&learnt.steps[huge], memory_order_relaxed);
+    uint64_t was = atomic_load_explicit(&learnt.step_ns[huge], memory_order_relaxed);
+    /* The first step sets the estimate; each later one moves it a quarter
+     * of the way, so one step slowed by the scheduler does not decide. */
+    uint64_t est = n == 0 ? ns : was - was / LEARN_WEIGHT + ns / LEARN_WEIGHT;
+    atomic_store_explicit(&learnt.step_ns[huge], est, memory_order_relaxed);
+    atomic_store_explicit(&learnt.steps[huge], n + 1, memory_order_relaxed);
+}
+
+bool gb__map_choose_huge(void)
+{
+    uint32_t small = atomic_load_explicit(&learnt.steps[0], memory_order_relaxed);
+    uint32_t huge = atomic_load_explicit(&learnt.steps[1], memory_order_relaxed);
+    if (small < LEARN_FIRST || huge < LEARN_FIRST)
+        return huge <= small;
+    bool cheaper = atomic_load_explicit(&learnt.step_ns[1], memory_order_relaxed) <=
+                   atomic_load_explicit(&learnt.step_ns[0], memory_order_relaxed);
+    uint32_t k = atomic_fetch_add_explicit(&learnt.choices, 1, memory_order_relaxed);
+    return k % LEARN_AGAIN == LEARN_AGAIN - 1 ? !cheaper : cheaper;
+}
+
+void gb__map_learnt(gb__map_learning *out)
+{
+    for (int k = 0; k < 2; k++) {
+        out->step_ns[k] = atomic_load_explicit(&learnt.step_ns[k], memory_order_relaxed);
+        out->steps[k] = atomic_load_explicit(&learnt.steps[k], memory_order_relaxed);
+    }
+}
+
 /* Maps a fresh chunk of `size` bytes (a class size). One of at least a
- * huge page starts on a huge page boundary and is advised for huge pages;
- * when the aligned mapping cannot be had (the address space is short of a
- * huge page to spare) or the advice is refused, it is an ordinary one. */
+ * huge page is, where huge pages are on and (under auto) the host's
+ * measured costs choose them, mapped on a huge page boundary and advised
+ * for huge pages; when the aligned mapping cannot be had (the address
+ * space is short of a huge page to spare) or the advice is refused, it is
+ * an ordinary one. */
 static void *map_chunk(size_t size, bool *huge)
 {
-    *huge = huge_size(size);
+    *huge = huge_size(size) && (!gb__cfg.huge_learn || gb__map_choose_huge());
     void *p = gb__os.map(size, *huge ? gb__cfg.huge : gb__os.page_size);
     if (!p && *huge) {
         *huge = false;
@@ -331,17 +390,45 @@ gb__map_result gb__map_take(gb__cache *cache, size_t size, bool fit, gb__chunk *
     return GB__MAP_TAKEN;
 }
 
-void gb__map_populate(gb__chunk *c)
+bool gb__map_populates(gb__chunk *c)
 {
-    if (!c->fresh)
-        return;
+    bool fresh = c->fresh;
     c->fresh = false;
-    if (!(c->huge ? gb__cfg.populate_huge : gb__cfg.populate_4k) || !gb__os.populate)
-        return;
+    return fresh && gb__os.populate && (c->huge ? gb__cfg.populate_huge : gb__cfg.populate_4k);
+}
+
+size_t gb__map_populate_more(const gb__chunk *c, size_t done, size_t want, size_t resident)
+{
+    GB__ASSERT(done < want && want <= c->size);
+    /* A block of huge size goes a huge page at a time, on huge page
+     * boundaries, whatever its kind: a huge page is faulted in whole
+     * anyway, and steps of one size are what the host's choice compares.
+     * A smaller block goes by a sixty-fourth of what its region has
+     * resident (at least MAP_STEP_MIN), so the part populated and not yet
+     * written is under 2% of the region, and a region of many blocks
+     * makes few calls. */
+    bool timed = huge_size(c->size);
+    size_t step = timed ? gb__cfg.huge : resident / 64;
+    if (step < GB__MAP_STEP_MIN)
+        step = GB__MAP_STEP_MIN;
+    size_t align = timed ? gb__cfg.huge : gb__os.page_size;
+    size_t to = want > done + step ? want : done + step;
+    to = to > c->size - align ? c->size : (to + align - 1) & ~(align - 1);
+    void *p = (char *)c->base + done;
+    size_t n = to - done;
+    bool time_it = timed && gb__cfg.huge_learn;
+    uint64_t t0 = time_it ? gb__os.now_ns() : 0;
     /* A refusal (memory short just now, a kernel that knows the advice but
-     * not for this mapping) costs nothing: the pages fault in as before. */
-    if (gb__os.populate(c->base, c->size) == 0)
-        GB__ADD(bytes_populated, c->size);
+     * not for this mapping) costs nothing: the rest of the chunk faults in
+     * as before, without a call per step that would be refused too. */
+    if (gb__os.populate(p, n) != 0)
+        return c->size;
+    GB__ADD(bytes_populated, n);
+    /* Only a whole huge page's step teaches the choice: a partial last
+     * step, or one that took several, costs what the others do not. */
+    if (time_it && n == gb__cfg.huge)
+        gb__map_learn(c->huge, gb__os.now_ns() - t0);
+    return to;
 }
 
 void gb__map_give(gb__cache *cache, gb__chunk c)

@@ -29,7 +29,7 @@ typedef enum gb__src {
  *     on a huge page boundary (gb__cfg.huge), counted in bytes_huge from
  *     the moment it is taken until it is given back;
  *   - fresh: a MAP chunk mapped just now, by gb__map_take, not handed
- *     out from the cache: its pages are not resident yet (gb__map_populate);
+ *     out from the cache: its pages are not resident yet (gb__map_populates);
  *   - a MAP chunk counts once in gb__stat.mappings and size in bytes_mapped
  *     over the same span, cached or not (gb_stats_get takes the cached
  *     ones out); a HEAP chunk counts size in bytes_heap; a SMALL
@@ -78,12 +78,36 @@ typedef enum gb__map_result {
  * only when the result is GB__MAP_FAILED: the caller starts it at 0. */
 gb__map_result gb__map_take(gb__cache *cache, size_t size, bool fit, gb__chunk *out, int *map_errno);
 
-/* Makes a fresh MAP chunk resident in one call to the OS where
- * gb__cfg says so for its kind of pages (populate_4k, populate_huge) and
- * the OS has the call, counted in bytes_populated; anything else (not
- * fresh, not wanted, no such call, the call failed) leaves its pages to
- * be faulted in. Clears c->fresh either way: a chunk is populated once. */
-void gb__map_populate(gb__chunk *c);
+/* Whether MAP chunk c is to be made resident in steps as it is written:
+ * it is fresh, gb__cfg says so for its kind of pages (populate_4k,
+ * populate_huge) and the OS has the call. Clears c->fresh either way: a
+ * chunk is asked once. */
+bool gb__map_populates(gb__chunk *c);
+
+/* The least a populate step makes resident. */
+#define GB__MAP_STEP_MIN (8 * GB__KIB)
+
+/* Makes chunk c resident from offset done (0, or what an earlier call
+ * returned) to at least want (done < want <= c->size) in one call to the
+ * OS, and returns where the resident part now ends: want rounded up to a
+ * step, which grows with `resident`, the bytes the caller's region has
+ * resident, and is a huge page for a chunk of huge size. Counted in
+ * bytes_populated; a refusal leaves the rest of the chunk to be faulted
+ * in (the result is then c->size) and is not an error. A step of a whole huge page is timed for the host's choice
+ * (gb__map_choose_huge). */
+size_t gb__map_populate_more(const gb__chunk *c, size_t done, size_t want, size_t resident);
+
+/* The host's choice of kind for a block of huge size under GB_HUGE=auto:
+ * true for huge pages. gb__map_learn records the time of one populate
+ * step of a huge page's bytes of the kind given; gb__map_learnt reads the
+ * estimates (for the tests). */
+typedef struct gb__map_learning {
+    uint64_t step_ns[2]; /* [0] in 4 KiB pages, [1] in huge pages */
+    uint32_t steps[2];
+} gb__map_learning;
+bool gb__map_choose_huge(void);
+void gb__map_learn(bool huge, uint64_t ns);
+void gb__map_learnt(gb__map_learning *out);
 
 /* Gives a MAP chunk back: into cache while the process's bound has room
  * (fix/cache_bound.c), else to the OS (gb__map_unmap). */

@@ -265,6 +265,28 @@ static bool retry_or_refuse(const char *who, gb_region *r, size_t n, gb_oom_reas
     return false;
 }
 
+/* The end of block b's memory. */
+static inline char *block_top(const gb__block *b)
+{
+    return (char *)b + b->chunk.size;
+}
+
+/* Makes the current block of r resident up to at least `want` (at most its
+ * top): one populate step past r->end, the end of its resident part, which
+ * then moves there. While a block is populated in steps, r->end is below
+ * its top, so the bump's fast path stops at every step and the slow path
+ * takes the next one (alloc_slow); what is populated and not yet written
+ * is then at most a step, where a whole block at once left a partly
+ * filled block's unwritten rest resident in every region that had one. */
+static void populate_to(gb_region *r, char *want)
+{
+    gb__block *b = r->cur_block;
+    size_t resident = r->bytes - b->chunk.size + (size_t)(r->end - (char *)b);
+    size_t to = gb__map_populate_more(&b->chunk, (size_t)(r->end - (char *)b), (size_t)(want - (char *)b), resident);
+    r->end = (char *)b + to;
+    GB__ASSERT(want <= r->end && r->end <= block_top(b));
+}
+
 /* Takes a block for an allocation of a bytes (aligned) in r and hands out
  * its first a bytes; NULL, with *why, when no block can be had. */
 static void *alloc_block(gb_region *r, size_t a, gb_oom_reason *why)
@@ -300,16 +322,20 @@ static void *alloc_block(gb_region *r, size_t a, gb_oom_reason *why)
         b = take_block(r, size, a + GB__BLOCK_HDR, false, why);
     if (!b)
         return NULL;
-    /* The region writes this block from its start to its end: a fresh one
-     * is made resident now in one call where the configuration says it
-     * pays (gb_populate), instead of a fault per page. A block of one
-     * large allocation above is not: the caller may write little of it. */
-    gb__map_populate(&b->chunk);
     b->next = r->blocks;
     r->blocks = b;
     r->cur_block = b;
     r->bump = (char *)b + GB__BLOCK_HDR;
-    r->end = (char *)b + b->chunk.size;
+    r->end = block_top(b);
+    /* The region writes this block from its start to its end: a fresh one
+     * is made resident in steps just ahead of the bump pointer where the
+     * configuration says it pays (gb_populate), instead of a fault per
+     * page. A block of one large allocation above is not: the caller may
+     * write little of it. */
+    if (gb__map_populates(&b->chunk)) {
+        r->end = (char *)b;
+        populate_to(r, r->bump + a);
+    }
     /* The chain grows from its largest block: a region that took a large
      * block for one large allocation will most likely want as much again,
      * and a smaller block after it would be faulted in 4 KiB pages. */
@@ -326,6 +352,15 @@ static void *alloc_block(gb_region *r, size_t a, gb_oom_reason *why)
 
 static void *alloc_slow(const char *who, gb_region *r, size_t a, bool fallible)
 {
+    /* The current block has room past its resident part: the next step. */
+    if (r->cur_block && a <= (size_t)(block_top(r->cur_block) - r->bump)) {
+        populate_to(r, r->bump + a);
+        char *p = r->bump;
+        r->bump += a;
+        r->last = p;
+        r->last_block = r->cur_block;
+        return p;
+    }
     gb_oom_reason why;
     int round = 0;
     do {
@@ -461,7 +496,7 @@ void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, s
     }
     if (p == r->last) {
         gb__block *b = r->last_block;
-        size_t room = b->solo ? b->chunk.size - GB__BLOCK_HDR : (size_t)(r->end - (char *)p);
+        size_t room = b->solo ? b->chunk.size - GB__BLOCK_HDR : (size_t)(block_top(b) - (char *)p);
         size_t had = b->solo ? room : (size_t)(r->bump - (char *)p);
         if (old_n > had)
             gb__die("%s: old size %zu is larger than the allocation at %p (%zu bytes)", who,
@@ -469,7 +504,10 @@ void *gb__region_realloc(const char *who, gb_region *r, void *p, size_t old_n, s
         if (b->solo)
             return grow_solo(who, r, b, old_n, a, fallible);
         if (a <= room) {
-            /* The last allocation grows (or shrinks) in place. */
+            /* The last allocation grows (or shrinks) in place, past the
+             * resident part of its block once that is populated further. */
+            if ((char *)p + a > r->end)
+                populate_to(r, (char *)p + a);
             r->bump = (char *)p + a;
             return p;
         }

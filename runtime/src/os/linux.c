@@ -123,6 +123,7 @@ void gb__os_init(void)
         .populate = linux_has_populate() ? linux_populate : NULL,
         .protect_none = gb__unix_protect_none,
         .remap = linux_remap,
+        .now_ns = gb__unix_now_ns,
         .resident = gb__proc_resident,
         .page_size = page,
         .huge_page = huge,

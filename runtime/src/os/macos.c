@@ -61,6 +61,7 @@ void gb__os_init(void)
         .populate = NULL, /* macOS has no call that populates a range */
         .huge_page = 0,
         .huge_mode = "none",
+        .now_ns = gb__unix_now_ns,
         .resident = macos_resident,
         .page_size = ps > 0 ? (size_t)ps : 16384,
         .map_limit = 0,

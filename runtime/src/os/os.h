@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct gb__os_table {
     /* Maps n bytes (a multiple of the page size) of zeroed, readable and
@@ -64,6 +65,11 @@ typedef struct gb__os_table {
      * such call (macOS, older kernels: probed once at init). Returns 0 or
      * -1; a failure leaves the range as it was, to be faulted in. */
     int (*populate)(void *p, size_t n);
+
+    /* The monotonic clock, in nanoseconds from an arbitrary start: what
+     * the runtime times its populate calls by, to learn whether huge
+     * pages pay on this host (map.c). */
+    uint64_t (*now_ns)(void);
 
     /* Makes [p, p+n) inaccessible (a guard). Returns 0 or -1. */
     int (*protect_none)(void *p, size_t n);

@@ -262,6 +262,7 @@ void gb__os_init(void)
         .populate = NULL, /* macOS has no call that populates a range */
         .huge_page = 0,
         .huge_mode = "none",
+        .now_ns = gb__unix_now_ns,
         .resident = sim_resident,
         .page_size = SIM_PAGE,
         .map_limit = 0,

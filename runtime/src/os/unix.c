@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static void *map_anywhere(size_t n)
@@ -68,4 +69,13 @@ int gb__unix_unmap(void *p, size_t n)
 int gb__unix_protect_none(void *p, size_t n)
 {
     return mprotect(p, n, PROT_NONE);
+}
+
+/* The monotonic clock, in nanoseconds: what the runtime times its own
+ * populate calls by (map.c), so a wall clock set back must not move it. */
+uint64_t gb__unix_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
