@@ -665,6 +665,27 @@ static int advised_of_a_region_with(int slow)
     return advised;
 }
 
+/* On: every block of huge size is advised, and no step is timed. */
+GB_TEST(on_times_no_step)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.huge = GB_HUGE_ON;
+    o.populate = GB_POPULATE_ON;
+    gb__os_init(); /* on stops where there are none: ask the OS layer first */
+    GBT_SKIP_IF(gb__os.huge_page == 0 || gb__os.advise_huge == NULL, "no transparent huge pages here");
+    GBT_SKIP_IF(gb__os.populate == NULL, "no call that populates a range here");
+    gb_init(&o);
+    gb_region *r = gb_enter();
+    fill(16 * MIB);
+    gb__map_learning l;
+    gb__map_learnt(&l);
+    CHECK_EQ(l.steps[0] + l.steps[1], 0);
+    CHECK(gbt_stats().bytes_huge >= 14 * MIB);
+    CHECK(gbt_stats().bytes_populated >= 16 * MIB);
+    gb_leave(r);
+}
+
 /* Huge pages slow here: after the first 2 and 8 MiB blocks (the
  * alternation), the 16 and 32 MiB ones are in 4 KiB pages. */
 GB_TEST(a_host_whose_huge_pages_cost_more_gets_4k_pages)

@@ -119,3 +119,33 @@ GB_TEST(a_library_asking_for_other_settings_than_its_host_stops_naming_both)
     expect_death_saying(guest_asks_for_another_bound, "cache_bytes=1048576", "asks for cache_bytes=4194304",
                         "set first by gb_init called from", "init_guest", NULL);
 }
+
+static void huge_asked(gb_huge huge)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.huge = huge;
+    gb_init(&o);
+}
+
+static void huge_on(void)
+{
+    huge_asked(GB_HUGE_ON);
+}
+
+static void huge_off(void)
+{
+    huge_asked(GB_HUGE_OFF);
+}
+
+/* Huge pages measured (auto, where blocks are populated), advised always
+ * (on) and never (off) are three settings, each named by its word. */
+GB_TEST(huge_pages_asked_otherwise_after_auto_measures_them_stops_naming_both)
+{
+    gb_init(NULL);
+    /* Measured where huge pages are on and populated ("all"). */
+    GBT_SKIP_IF(strcmp(gb_populate_name(), "all") != 0, "huge pages are not measured here (none, or no call "
+                                                       "that populates)");
+    expect_death_saying(huge_on, "already initialised with huge=auto", "asks for huge=on", NULL);
+    expect_death_saying(huge_off, "already initialised with huge=auto", "asks for huge=off", NULL);
+}

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A file in the test's own directory, holding text; its path. */
@@ -147,6 +148,23 @@ GB_TEST(the_os_table_holds_what_the_kernels_files_say)
     CHECK_EQ(gb__os.map_limit, gb__linux_map_limit(GB__LINUX_MAP_COUNT));
     CHECK_EQ(gb__os.page_size, (size_t)sysconf(_SC_PAGESIZE));
     CHECK_EQ(strcmp(gb__os.name, "linux"), 0);
+}
+
+/* The table's clock is the monotonic one, in nanoseconds: read between two
+ * readings of CLOCK_MONOTONIC, and a sleep of a millisecond moves it by at
+ * least that (a lower bound a slow machine cannot break). */
+GB_TEST(the_os_clock_is_the_monotonic_one_in_nanoseconds)
+{
+    gb__os_init();
+    struct timespec a, b;
+    CHECK_EQ(clock_gettime(CLOCK_MONOTONIC, &a), 0);
+    uint64_t t1 = gb__os.now_ns();
+    CHECK_EQ(clock_gettime(CLOCK_MONOTONIC, &b), 0);
+    CHECK((uint64_t)a.tv_sec * 1000000000u + (uint64_t)a.tv_nsec <= t1);
+    CHECK(t1 <= (uint64_t)b.tv_sec * 1000000000u + (uint64_t)b.tv_nsec);
+    struct timespec ms = {0, 1000000};
+    CHECK_EQ(nanosleep(&ms, NULL), 0);
+    CHECK(gb__os.now_ns() - t1 >= 1000000u);
 }
 
 /* glibc reads its tunables when the process starts; the layer reads the

@@ -212,6 +212,14 @@ GB_TEST(growing_in_place_populates_further)
     CHECK(asked_bytes >= before + 150 * KIB);
     CHECK(q[999] == 0x3c);
     memset(q, 0x3d, 200 * KIB);
+    /* Grown to the end of the populated part exactly: nothing more is
+     * asked for. */
+    gb_region *s = gb__handle_lookup("tests/populate.c", &gb__self()->mem, r);
+    size_t to_end = (size_t)(s->end - q), asked = calls;
+    CHECK(to_end > 200 * KIB);
+    CHECK(gb_realloc(q, 200 * KIB, to_end) == q);
+    CHECK_EQ(calls, asked);
+    CHECK(s->bump == s->end);
     gb_leave(r);
     gb_sweep();
     gbt_check_all_given_back();
@@ -452,6 +460,43 @@ GB_TEST(auto_populates_huge_pages_as_on_does_and_learns_their_cost)
     CHECK(gb__cfg.huge_learn);
     CHECK(strstr(out, "populate all, huge ") != NULL);
     CHECK(strstr(out, ", learn 1") != NULL);
+}
+
+static void auto_without_populate(void)
+{
+    init_huge_with(GB_POPULATE_OFF);
+    fprintf(stderr, "populate %s, huge %zu, learn %d\n", gb_populate_name(), gb__cfg.huge, gb__cfg.huge_learn);
+}
+
+/* Nothing populated, nothing timed: auto then advises every block of huge
+ * size, as before it measured. */
+GB_TEST(auto_without_populate_learns_nothing)
+{
+    char out[256];
+    CHECK_EQ(gbt_in_child_capturing(auto_without_populate, out, sizeof out), 0);
+    CHECK(strstr(out, "populate off, huge ") != NULL);
+    CHECK(strstr(out, ", learn 0") != NULL);
+}
+
+/* An allocation of exactly what is left of the current block, past its
+ * populated part, takes that rest: no new block. */
+GB_TEST(an_allocation_of_the_rest_of_a_block_takes_it)
+{
+    init_recording(GB_POPULATE_ON, GB_CACHE_OFF);
+    gb_region *h = gb_enter();
+    fill_and_check(1 * MIB);
+    gb_region *r = gb__handle_lookup("tests/populate.c", &gb__self()->mem, h);
+    size_t rest = (size_t)((char *)r->cur_block + r->cur_block->chunk.size - r->bump);
+    CHECK(r->end < (char *)r->cur_block + r->cur_block->chunk.size);
+    size_t blocks = r->nblocks;
+    char *at = r->bump;
+    char *p = gb_alloc(rest);
+    CHECK(p == at);
+    CHECK_EQ(r->nblocks, blocks);
+    memset(p, 0x11, rest);
+    gb_leave(h);
+    gb_sweep();
+    gbt_check_all_given_back();
 }
 
 /* By default (auto), blocks in 4 KiB pages are populated where the OS
