@@ -71,6 +71,9 @@ enum {
     PIN_N = 100,           /* retirements in pin-walk's first phase (then 2N) */
     STRESS_STEPS = 20000,  /* coroutines made, stepped once and dropped */
     STRESS_LIVE_MAX = 1024,
+    STRESS_REGION = 40960, /* each one's region, filled STRESS_PIECE at a time: */
+    STRESS_PIECE = 10240,  /* a block of 16 KiB and one of 32 KiB (scenarios.c) */
+    STRESS_KEPT = 16384,   /* bytes of the malloc kept from the first batch's peak */
     SMALL_REGIONS = 4096,  /* small regions per round, nested, then again in sequence */
     SMALL_KEPT = 100,      /* bytes of each malloc kept from a small region's peak */
     SMALL_MIN = 4096,      /* a small region's size: SMALL_MIN to SMALL_MAX bytes, */
@@ -423,7 +426,13 @@ static int foreign_library(void)
 
 static int stress(void)
 {
-    size_t held = gbs_stress(STRESS_STEPS, STRESS_LIVE_MAX, 64 * 1024);
+    const gbs_stress_shape shape = {.steps = STRESS_STEPS,
+                                    .live_max = STRESS_LIVE_MAX,
+                                    .region_bytes = STRESS_REGION,
+                                    .piece = STRESS_PIECE,
+                                    .kept_bytes = STRESS_KEPT};
+    void *kept;
+    size_t held = gbs_stress(&shape, &kept);
     gb_sweep();
     /* The peak as the runtime reads it, in bytes on every OS (getrusage's
      * ru_maxrss is in KiB on Linux and in bytes on macOS). */
@@ -432,6 +441,7 @@ static int stress(void)
     gb_stats s = gbs_stats();
     gbgate_checkpoint("done", "steps=%d retired=%zu sweeps=%ju held_peak=%zu peak_self_kib=%zu", STRESS_STEPS,
                s.regions_retired, (uintmax_t)s.sweeps, held / 1024, res.peak / 1024);
+    free(kept);
     return 0;
 }
 

@@ -170,20 +170,67 @@ uint64_t gbs_pin_work(int background, int n, size_t *retired)
     return (after.pin_words_scanned - before.pin_words_scanned) + (after.pin_probes - before.pin_probes);
 }
 
-size_t gbs_stress(int steps, int live_max, size_t region_bytes)
+/* The stress shape is made so that, were its blocks from malloc, glibc's
+ * own rules would keep the first batch's blocks in the process after the
+ * final sweep, whatever else the heap holds: the malloc-back poison's red
+ * must not rest on where glibc happens to place things, such as the
+ * coroutine descriptors between the blocks (one region of 64 KiB in a
+ * single 128 KiB block turned green when the descriptor grew from 248 to
+ * 264 bytes).
+ *
+ * First, every block is one glibc serves from its heap. Each region is
+ * filled in pieces, so its blocks are small ones of the chain (in the gate
+ * one of 16 KiB and one of 32 KiB, both of a mapping's worth in the clean
+ * builds, so that the small-from-malloc poison does not come into it): all
+ * under the 64 KiB threshold that a program build fixes and under the 128
+ * KiB that a library build's dynamic threshold starts at and only raises. glibc maps a request only when it "meets the
+ * mmap threshold" and no free chunk holds it (sysmalloc in malloc.c), so
+ * these come from the heap in both builds, on the main thread from the
+ * main arena's heap. A single block of 128 KiB would be mapped by a
+ * program build whenever no free chunk held it, and unmapped on free.
+ *
+ * Second, a malloc made when the first batch is complete lands above all of
+ * its blocks. Nothing the shape allocated has been freed by then: every
+ * region is retired, pinned by its coroutine, and every coroutine is still
+ * live. What was freed before is the start-up's: stdio's buffers and FILEs
+ * of a few files read, about 10 KiB in all on glibc 2.36. The kept malloc
+ * (16 KiB in the gate) is larger than all of them together and than the
+ * largest size the tcache holds (1,032 bytes), so no free chunk holds it,
+ * and glibc splits it off the top chunk, which "is treated as larger (and
+ * thus less well fitting) than any other available chunk" (_int_malloc,
+ * use_top): above every chunk in use.
+ *
+ * Third, free gives back memory of the main heap only from its top: when
+ * the top chunk passes the trim threshold, systrim "gives memory back to
+ * the system (via negative arguments to sbrk) if there is unused memory at
+ * the `high' end of the malloc pool" (malloc.c), and nothing in free gives
+ * back the pages of a free chunk below a chunk in use (only malloc_trim
+ * does, which neither the runtime nor the gate program calls). So from the
+ * first batch's end to the kept malloc's free, every page the first batch
+ * wrote (region_bytes times live_max, 40 MiB in the gate) stays resident,
+ * reused or not by the batches after it, and the gate reads it after the
+ * final sweep.
+ *
+ * With the runtime's own blocks (the clean builds), the kept malloc holds
+ * only its own few KiB. */
+size_t gbs_stress(const gbs_stress_shape *sh, void **kept)
 {
-    gb_coro **live = must_malloc((size_t)live_max * sizeof *live);
+    *kept = NULL;
+    gb_coro **live = must_malloc((size_t)sh->live_max * sizeof *live);
     size_t nlive = 0, peak = 0;
-    for (int i = 0; i < steps; i++) {
+    for (int i = 0; i < sh->steps; i++) {
         gb_region *r = gb_enter();
-        char *p = gb_alloc(region_bytes);
-        memset(p, i, region_bytes);
+        char *p = gb_alloc(sh->piece);
+        memset(p, i, sh->piece);
+        gbs_fill(sh->region_bytes - sh->piece, sh->piece, i);
         gb_coro *c = gb_coro_new(gbs_hold_once, p, 0);
         gb_coro_resume(c);
         gb_leave(r);
         live[nlive++] = c;
         gb_safepoint();
-        if (nlive == (size_t)live_max) {
+        if (nlive == (size_t)sh->live_max) {
+            if (i + 1 == sh->live_max)
+                *kept = kept_malloc(sh->kept_bytes, i);
             for (size_t k = 0; k < nlive; k++)
                 gb_coro_free(live[k]);
             nlive = 0;

@@ -86,10 +86,24 @@ void gbs_free_coroutines(gb_coro **c, int n);
  * regions were retired at the end (n when every pin held). */
 uint64_t gbs_pin_work(int background, int n, size_t *retired);
 
+/* The sizes of the article's stress shape (gbs_stress). */
+typedef struct gbs_stress_shape {
+    int steps;           /* coroutines made, stepped once and dropped */
+    int live_max;        /* dropped ones are reclaimed this many at a time */
+    size_t region_bytes; /* each coroutine's region holds this much, */
+    size_t piece;        /* allocated and written in pieces of this size */
+    size_t kept_bytes;   /* the malloc kept from the first batch's peak */
+} gbs_stress_shape;
+
 /* The article's stress shape: `steps` coroutines, each made with a pointer
- * into a region of `region_bytes` that is then left, stepped once and kept,
- * reclaimed `live_max` at a time, a safepoint after each step. Returns the
- * most bytes the runtime held (mapped plus malloc'd) at any step. */
-size_t gbs_stress(int steps, int live_max, size_t region_bytes);
+ * into a region filled with `region_bytes` in pieces and then left, stepped
+ * once and kept, reclaimed `live_max` at a time (a batch), a safepoint
+ * after each step. When the first batch is complete, before it is
+ * reclaimed, a malloc of kept_bytes is made and returned in *kept: on
+ * glibc it lands above every block of that batch, and were those from
+ * malloc, it would keep them (scenarios.c says why by glibc's rules).
+ * Returns the most bytes the runtime held (mapped plus malloc'd) at any
+ * step. */
+size_t gbs_stress(const gbs_stress_shape *shape, void **kept);
 
 #endif

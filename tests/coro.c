@@ -286,16 +286,22 @@ GB_TEST(thousands_of_dropped_coroutines_under_stress_stay_bounded)
     /* Under TSan every switch and access costs tens of times more: 5,000
      * steps still cycle the 1,024 live coroutines five times over, which is
      * what the bound is about. */
-    enum { LIVE_MAX = 1024, REGION = 64 * 1024 };
+    enum { LIVE_MAX = 1024 };
     const size_t STEPS = GBT_TSAN ? 5000 : 20000;
-    size_t peak = gbs_stress((int)STEPS, LIVE_MAX, REGION);
+    /* The gate program's shape (gates/gateprog.c). */
+    const gbs_stress_shape shape = {
+        .steps = (int)STEPS, .live_max = LIVE_MAX, .region_bytes = 40 * 1024, .piece = 10 * 1024, .kept_bytes = 16384};
+    void *kept;
+    size_t peak = gbs_stress(&shape, &kept);
+    free(kept);
     gb_stats s = gbt_stats();
     CHECK(s.sweeps >= STEPS / 50);
     CHECK_EQ(s.retirements, STEPS);
-    /* Bounded by what 1024 live coroutines hold: their regions (64 KiB and
-     * a block header, in a 128 KiB block) and their stacks' address space. */
+    /* Bounded by what 1024 live coroutines hold: their regions (40 KiB in
+     * a block of 16 KiB and one of 32 KiB) and their stacks' address
+     * space. */
     fprintf(stderr, "peak held %.1f MiB over %zu steps\n", peak / 1048576.0, STEPS);
-    CHECK_LT(peak, (size_t)LIVE_MAX * (128 * 1024 + GB_CORO_STACK_DEFAULT + 8192) + 16 * 1048576);
+    CHECK_LT(peak, (size_t)LIVE_MAX * (48 * 1024 + GB_CORO_STACK_DEFAULT + 8192) + 16 * 1048576);
     check_all_given_back();
 }
 
