@@ -12,10 +12,12 @@
 # reason. Before anything it checks that the builds (the columns of
 # expected.tsv) are clean and the poisons of poisons/faults.tsv, in its
 # order. Writes build/gate/: matrix.md, matrix.tsv, junit.xml, results.tsv,
-# logs/, series/ and, with gnuplot, charts/; then the kit's matrices of
+# logs/, series/ and, with gnuplot, charts/; then the stress gate at four
+# sizes of the coroutine descriptor (build/gate/coro-size/, on glibc:
+# ci/coro-size-sweep.sh); then the kit's matrices of
 # three other allocators (build/gate/foreign/) and of eight language
 # runtimes (build/gate/runtimes/). Exits non-zero if the kit's
-# tests fail or any cell has the wrong colour.
+# tests fail or any cell has the wrong colour, the sweep's included.
 #
 # With --macos-sim it runs the matrix on the builds of the simulated macOS
 # OS layer instead (the macos-sim preset, runtime/src/os/sim_macos.c),
@@ -84,6 +86,13 @@ export GATE_BIN_DIR="$root/build/$preset/gates/bin"
 status=0
 gates/kit/gbgate matrix --expected gates/expected.tsv --builds gates/builds.tsv --out "$out" || status=1
 [[ "$preset" == release ]] || exit "$status"
+
+# The stress gate again with the coroutine descriptor at four sizes
+# (ci/coro-size-sweep.sh; glibc only): its colours must not hang on the
+# size of a struct the runtime mallocs. It builds only the stress gate's
+# programs of clean and malloc-back, in build/coro-size-<pad>/.
+echo "gate.sh: the stress gate at four sizes of the coroutine descriptor (ci/coro-size-sweep.sh)"
+ci/coro-size-sweep.sh --out "$out/coro-size" || status=1
 
 # The kit's matrices of three allocators that are not giveback (glibc
 # malloc, mimalloc, jemalloc; gates/kit/foreign/). They do not depend on

@@ -10,7 +10,8 @@
 # peak resident size under --peak of gates.tsv (read from outside where
 # the OS keeps it), and right after the final sweep a resident size under
 # --cap, judged with both readings (the runtime's counters beside ps). Run
-# on the program and the library build.
+# on the program and the library build; ci/coro-size-sweep.sh runs it again
+# with the coroutine descriptor at several sizes.
 bats_require_minimum_version 1.8.0
 
 setup() {

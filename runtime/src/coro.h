@@ -50,6 +50,12 @@ struct gb_coro {
     size_t caller_size;
     void *tsan_fiber, *tsan_caller; /* under TSan: its fiber, its resumer's */
     uintptr_t handle; /* what gb_coro_new returned (coro.c) */
+#if defined(GB_CORO_PAD) && GB_CORO_PAD > 0
+    /* Test builds only (CMake's GB_CORO_PAD): bytes that make the
+     * descriptor, which comes from malloc, larger, so that a gate can be
+     * shown not to depend on its size. Never read. */
+    char pad[GB_CORO_PAD];
+#endif
 };
 
 /* At t's exit: its coroutines never freed are known as an exited
