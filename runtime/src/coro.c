@@ -24,14 +24,6 @@
 
 #define MIN_STACK (16 * GB__KIB)
 
-/* The descriptor's size moves glibc's heap layout, which a stress gate's
- * result depends on: at 264 bytes the malloc-back poison's red turned
- * green. A field added must fit in the 248 bytes. A build padded for the
- * stress gate's size sweep (GB_CORO_PAD) is larger on purpose. */
-#if defined(__x86_64__) && !defined(GB_CORO_PAD)
-_Static_assert(sizeof(gb_coro) <= 248, "gb_coro grew past 248 bytes on x86-64");
-#endif
-
 /* ------------------------------------------------------------ handles
  *
  * What gb_coro_new returns is not the descriptor's address: a freed
