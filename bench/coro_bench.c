@@ -12,8 +12,10 @@
  *      and the region-stack swap added, built from the runtime's own
  *      resume and yield paths (coro_path.h) with the later stages left out
  *      (GB_BENCH_STAGES: not under the sanitizers, whose fiber hooks the
- *      partial paths would skip). Every figure is the median of 7 rounds,
- *      the rounds interleaving the runtime's stages and the peers;
+ *      partial paths would skip). Every figure is the median of the rounds,
+ *      the rounds interleaving the runtime's stages and the peers; the two
+ *      targets are verdicts (verdict.h) on the rounds' ratios, from 9
+ *      rounds up to 31 while either is undecided;
  *   2. create+free of a coroutine that runs to its end, against the same
  *      with ucontext (getcontext + makecontext on a malloc'd stack) and
  *      fcontext (make_fcontext on a malloc'd stack);
@@ -32,6 +34,7 @@
 #define _DARWIN_C_SOURCE
 #include "giveback.h"
 #include "scenarios.h"
+#include "verdict.h"
 
 #ifdef GB_BENCH_STAGES
 #include "coro_path.h"
@@ -95,7 +98,9 @@ static void fc_once(transfer_t t)
 }
 #endif
 
-enum { STACK_BYTES = 256 * 1024, ROUNDS = 7 };
+/* Rounds of the round trips: at least ROUNDS_MIN, more while a target is
+ * undecided, up to ROUNDS_CAP; a round takes a few milliseconds. */
+enum { STACK_BYTES = 256 * 1024, ROUNDS_MIN = 9, ROUNDS_CAP = 31 };
 
 #ifdef GB_BENCH_STAGES
 /* The partial round trips. Each stage's coroutine is a real one (made,
@@ -193,13 +198,42 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
+/* n round trips of each kind; ns per trip. */
+static double gb_trips(gb_coro *c, long n)
+{
+    double t0 = now();
+    for (long i = 0; i < n; i++)
+        gb_coro_resume(c);
+    return (now() - t0) * 1e9 / (double)n;
+}
+
+static double uc_trips(long n)
+{
+    double t0 = now();
+    for (long i = 0; i < n; i++)
+        swapcontext(&main_uc, &coro_uc);
+    return (now() - t0) * 1e9 / (double)n;
+}
+
+#ifdef GB_BENCH_FCONTEXT
+static transfer_t ft;
+
+static double fc_trips(long n)
+{
+    double t0 = now();
+    for (long i = 0; i < n; i++)
+        ft = jump_fcontext(ft.fctx, NULL);
+    return (now() - t0) * 1e9 / (double)n;
+}
+#endif
+
 static void round_trips(long n)
 {
-    long per = n / ROUNDS > 0 ? n / ROUNDS : 1;
+    long per = n / ROUNDS_MIN > 0 ? n / ROUNDS_MIN : 1;
     /* swapcontext makes a system call per switch: a hundredth of the
      * trips gives it as many microseconds as the others get. */
     long uc_per = per / 100 > 0 ? per / 100 : 1;
-    double gb[ROUNDS], uc[ROUNDS];
+    double gb[ROUNDS_CAP], uc[ROUNDS_CAP];
     gb_coro *c = gb_coro_new(spin, NULL, 0);
     gb_coro_resume(c);
 
@@ -210,13 +244,20 @@ static void round_trips(long n)
     coro_uc.uc_link = NULL;
     makecontext(&coro_uc, uc_spin, 0);
     swapcontext(&main_uc, &coro_uc);
+    /* The targets, each judged from the rounds' ratios (verdict.h). */
+    verdict vs, vf;
+    verdict_init(&vs, "coro_vs_swapcontext", VERDICT_AT_MOST, 0.03, ROUNDS_MIN, ROUNDS_CAP);
+    verdict_init(&vf, "coro_vs_fcontext", VERDICT_AT_MOST, 1.2, ROUNDS_MIN, ROUNDS_CAP);
 #ifdef GB_BENCH_FCONTEXT
-    double fc[ROUNDS];
+    double fc[ROUNDS_CAP];
     static char fstack[STACK_BYTES];
-    transfer_t ft = jump_fcontext(make_fcontext(fstack + sizeof fstack, sizeof fstack, fc_spin), NULL);
+    ft = jump_fcontext(make_fcontext(fstack + sizeof fstack, sizeof fstack, fc_spin), NULL);
+    bool fc_wants = true;
+#else
+    bool fc_wants = false;
 #endif
 #ifdef GB_BENCH_STAGES
-    double st[NSTAGES][ROUNDS];
+    double st[NSTAGES][ROUNDS_CAP];
     gb_coro *sc[NSTAGES];
     for (int s = 0; s < NSTAGES; s++) {
         sc[s] = gb_coro_new(stage_spin, (void *)(intptr_t)s, 0);
@@ -224,33 +265,44 @@ static void round_trips(long n)
     }
 #endif
 
-    for (int r = 0; r < ROUNDS; r++) {
+    /* Each round times the runtime between its two peers, so that each
+     * pair is measured back to back, and reverses the order every other
+     * round (fcontext, giveback, swapcontext; then swapcontext, giveback,
+     * fcontext), so that a drift of the machine within a round falls on
+     * each side of a pair alike over the rounds. Rounds go on while
+     * either target wants them. */
+    int rounds = 0;
+    while (rounds < ROUNDS_CAP && (verdict_wants(&vs) || (fc_wants && verdict_wants(&vf)))) {
+        int r = rounds++;
 #ifdef GB_BENCH_STAGES
         for (int s = 0; s < NSTAGES; s++)
             st[s][r] = stage_trips(s, sc[s], per);
 #endif
-        double t0 = now();
-        for (long i = 0; i < per; i++)
-            gb_coro_resume(c);
-        gb[r] = (now() - t0) * 1e9 / (double)per;
+        if (verdict_a_first(r)) {
 #ifdef GB_BENCH_FCONTEXT
-        t0 = now();
-        for (long i = 0; i < per; i++)
-            ft = jump_fcontext(ft.fctx, NULL);
-        fc[r] = (now() - t0) * 1e9 / (double)per;
+            fc[r] = fc_trips(per);
 #endif
-        t0 = now();
-        for (long i = 0; i < uc_per; i++)
-            swapcontext(&main_uc, &coro_uc);
-        uc[r] = (now() - t0) * 1e9 / (double)uc_per;
+            gb[r] = gb_trips(c, per);
+            uc[r] = uc_trips(uc_per);
+        } else {
+            uc[r] = uc_trips(uc_per);
+            gb[r] = gb_trips(c, per);
+#ifdef GB_BENCH_FCONTEXT
+            fc[r] = fc_trips(per);
+#endif
+        }
+        verdict_offer(&vs, gb[r] / uc[r]);
+#ifdef GB_BENCH_FCONTEXT
+        verdict_offer(&vf, gb[r] / fc[r]);
+#endif
     }
     gb_coro_free(c);
 
-    double gb_ns = median(gb, ROUNDS), uc_ns = median(uc, ROUNDS);
+    double gb_ns = median(gb, rounds), uc_ns = median(uc, rounds);
 #ifdef GB_BENCH_FCONTEXT
-    double fc_ns = median(fc, ROUNDS);
+    double fc_ns = median(fc, rounds);
 #endif
-    printf("resume+yield round trip (median of %d rounds of %ld trips; swapcontext %ld)\n", ROUNDS, per,
+    printf("resume+yield round trip (median of %d rounds of %ld trips; swapcontext %ld)\n", rounds, per,
            uc_per);
 #ifdef GB_BENCH_STAGES
     static const char *const stage_name[NSTAGES] = {
@@ -261,7 +313,7 @@ static void round_trips(long n)
         "switch_rstack_roundtrip_ns"};
     double st_ns[NSTAGES];
     for (int s = 0; s < NSTAGES; s++) {
-        st_ns[s] = median(st[s], ROUNDS);
+        st_ns[s] = median(st[s], rounds);
         gb_coro_free(sc[s]);
     }
     printf("  %-32s %10s %10s\n", "", "ns", "/ fcontext");
@@ -285,6 +337,9 @@ static void round_trips(long n)
 #else
     printf("  %-32s %10s (libboost_context not found at build time)\n", "giveback / fcontext", "-");
 #endif
+    printf("\n");
+    const verdict *judged[] = {&vs, &vf};
+    verdict_report(judged, 2);
 #ifdef GB_BENCH_STAGES
     for (int s = 0; s < NSTAGES; s++)
         printf("bench %s %.2f ns\n", stage_bench[s], st_ns[s]);
