@@ -7,6 +7,11 @@
 # are noisy: a figure from another day is no baseline. The benchmarks print
 # their tables and lines ("bench <name> <value> <unit>") and fail on no
 # number; this script fails only when something cannot be built or run.
+# Each target is a verdict (bench/verdict.h): the median of paired rounds'
+# ratios and its distribution-free interval at 95% or more, met or missed
+# only when the whole interval is on one side of the bound, else undecided;
+# the benchmarks add rounds while a target is undecided, up to a cap, and
+# print "verdict <name> <met|missed|undecided> <ratio> <lo> <hi>".
 #
 # Runs, in order: coro_bench (coroutines against swapcontext and Boost.Context's
 # fcontext, and the pin check's leave cost), small_bench (10M small objects
@@ -15,12 +20,16 @@
 # source against the malloc-back poison, and the cost against region size),
 # and gbprobe (what malloc keeps right after a free on this machine).
 # Writes build/bench/: bench.txt (everything printed), bench.tsv (the
-# figures, "<name>\t<value>\t<unit>"), meta.tsv (when, which commit, which
-# machine: "<key>\t<value>"), gbprobe.csv, and charts/ (ci/charts.sh).
-# Takes about 13 minutes on 2 cores; --quick is a smoke run of under a minute
-# with small counts (its figures are not comparable, and it never touches
+# figures, "<name>\t<value>\t<unit>", and the verdicts,
+# "verdict\t<name>\t<state>\t<ratio>\t<lo>\t<hi>"), meta.tsv (when, which
+# commit, which machine: "<key>\t<value>"), gbprobe.csv, and charts/
+# (ci/charts.sh). Takes 12 to 15 minutes on 2 cores (22 on a machine busy
+# with another build), more when targets stay undecided up to their caps;
+# --quick is a smoke run of under a minute with small counts (its figures
+# are not comparable, many of its verdicts undecided, and it never touches
 # the README). --readme then rewrites the README's performance table from
 # this run's bench.tsv (ci/bench_readme.sh); make bench passes it.
+# ci/bench_flips.sh compares two runs' verdicts.
 #
 # Usage: ci/bench.sh [--quick | --readme]
 # Prerequisites: ci/install-deps.sh base gate bench (gnuplot is in gate on Linux;
@@ -115,9 +124,9 @@ meta="$out/meta.tsv"
 if ((quick)); then
     run "coroutines and pin check" "$bin/coro_bench" 200000
     if [[ -x "$bin/small_bench" ]]; then
-        run "small objects" "$bin/small_bench" --objects 300000 --rounds 1
+        run "small objects" "$bin/small_bench" --objects 200000 --rounds 1 --cap 6
     fi
-    run "churn" "$bin/churn_bench" --iterations 200 --segments 2 --rounds 1 --point-mib 16
+    run "churn" "$bin/churn_bench" --iterations 60 --segments 6 --churn-cap 6 --rounds 1 --cap 6 --point-mib 16
     run "small regions" "$bin/small_regions_bench" 5000
     run "pointer lookup" "$bin/lookup_bench" --quick
     run "gbprobe" "$gbprobe" --quick --rounds 2 --csv "$out/gbprobe.csv"
@@ -134,9 +143,13 @@ else
     run "gbprobe" "$gbprobe" --csv "$out/gbprobe.csv"
 fi
 
-awk '$1 == "bench" && NF == 4 { printf "%s\t%s\t%s\n", $2, $3, $4 }' "$txt" >"$out/bench.tsv"
+# The figures and the verdicts, in the order the benchmarks printed them.
+awk '$1 == "bench" && NF == 4 { printf "%s\t%s\t%s\n", $2, $3, $4 }
+     $1 == "verdict" && NF == 6 { printf "verdict\t%s\t%s\t%s\t%s\t%s\n", $2, $3, $4, $5, $6 }' "$txt" >"$out/bench.tsv"
 echo
-echo "bench.sh: $(wc -l <"$out/bench.tsv") figures in ${out#"$root/"}/bench.tsv; all output in ${txt#"$root/"}"
+echo "bench.sh: $(grep -vc '^verdict' "$out/bench.tsv") figures in ${out#"$root/"}/bench.tsv; all output in ${txt#"$root/"}"
+echo "bench.sh: verdicts: $(awk -F'\t' '$1 == "verdict" { n[$3]++; t++ }
+    END { printf "%d (%d met, %d missed, %d undecided)", t, n["met"], n["missed"], n["undecided"] }' "$out/bench.tsv")"
 
 if command -v gnuplot >/dev/null 2>&1; then
     BENCH_TSV="$out/bench.tsv" BENCH_CHARTS_DIR="$out/charts" ci/charts.sh bench
