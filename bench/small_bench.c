@@ -160,6 +160,14 @@ static void pass(work *w, int k)
         gb_region *r = gb_enter();
         FILL(gb_alloc(sz))
         t1 = bench_now();
+        if (k == 1) {
+            /* What the huge page setting chose for the region's blocks,
+             * read while they are held (after the clock stopped): the
+             * share of their bytes in huge pages. */
+            gb_stats st;
+            gb_stats_get(&st);
+            bench_result("huge_share", st.bytes_mapped ? (double)st.bytes_huge / (double)st.bytes_mapped : 0);
+        }
         gb_leave(r);
     } else if (strcmp(peer, "obstack") == 0) {
 #define obstack_chunk_alloc malloc
@@ -271,11 +279,17 @@ static void child(void *arg)
         gb_options o;
         gb_options_init(&o);
         o.blocks = strcmp(w->peer, "region-heap") == 0 ? GB_BLOCKS_HEAP : GB_BLOCKS_MAP;
-        /* region-4k: the map source in 4 KiB pages, beside the default
-         * (huge pages where the OS gives them), so one run shows what
-         * huge pages do to a fresh process's faults on this machine. */
+        /* Beside the default (region-map: huge pages and populating as
+         * the host's measured costs choose), each policy forced, so one
+         * run shows what each costs a fresh process on this machine and
+         * which the default took: region-4k and region-huge set the pages,
+         * region-nopop leaves every page to be faulted in as written. */
         if (strcmp(w->peer, "region-4k") == 0)
             o.huge = GB_HUGE_OFF;
+        if (strcmp(w->peer, "region-huge") == 0)
+            o.huge = GB_HUGE_ON;
+        if (strcmp(w->peer, "region-nopop") == 0)
+            o.populate = GB_POPULATE_OFF;
         gb_init(&o);
     }
 #ifdef GB_BENCH_APR
@@ -337,6 +351,7 @@ typedef struct peer {
     double alloc[2][RUNS_MAX], release[2][RUNS_MAX], total[2][RUNS_MAX], faults[2][RUNS_MAX];
     double bare[RUNS_MAX], bare_faults[RUNS_MAX];
     int runs;
+    double huge_share[RUNS_MAX]; /* a region's bytes in huge pages at the end of pass 1 */
     double peak_mib; /* NaN where the reader has no peak (see run_one) */
     double base_mib, kept_mib[2], lazy_mib, purged_mib;
     char purge[48];
@@ -345,6 +360,8 @@ typedef struct peer {
 static peer peers[] = {
     {.name = "region-map", .what = "giveback region, map source", .present = true},
     {.name = "region-4k", .what = "giveback region, map source, GB_HUGE=off", .present = true},
+    {.name = "region-huge", .what = "giveback region, map source, GB_HUGE=on"},
+    {.name = "region-nopop", .what = "giveback region, map source, GB_POPULATE=off", .present = true},
     {.name = "region-heap", .what = "giveback region, heap source", .present = true},
     {.name = "glibc", .what = "glibc malloc + free each", .present = true},
     {.name = "jemalloc", .what = "jemalloc malloc + free each", .exe = "small_bench_jemalloc"},
@@ -440,6 +457,7 @@ static int run_one(peer *p, size_t n)
         snprintf(key, sizeof key, "faults%d", k + 1);
         p->faults[k][r] = bench_child_result(&c, key);
     }
+    p->huge_share[r] = bench_child_result(&c, "huge_share");
     p->bare[r] = bench_child_result(&c, "bare");
     p->bare_faults[r] = bench_child_result(&c, "bare_faults");
     /* Memory from the last round (they agree to within noise). */
@@ -555,6 +573,21 @@ static double paired(const peer *p, int pi, const peer *ref, int ri, int k)
     return p->total[k][pi] / ref->total[k][ri];
 }
 
+/* Whether the OS gives transparent huge pages to a process that asks
+ * (GB_HUGE=on stops at init where it does not). Read here rather than by
+ * the runtime, which the driver must not initialise: its children set
+ * their own options. */
+static bool thp_available(void)
+{
+    char mode[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f)
+        return false;
+    bool ok = fgets(mode, sizeof mode, f) && !strstr(mode, "[never]");
+    fclose(f);
+    return ok;
+}
+
 static peer *peer_named(const char *name)
 {
     for (int i = 0; i < NPEERS; i++)
@@ -633,6 +666,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < NPEERS; i++)
         if (peers[i].exe)
             peers[i].present = access(bench_sibling(peers[i].exe), X_OK) == 0;
+    peer_named("region-huge")->present = thp_available();
 
     /* Rounds go through every peer in turn, so a slow spell of the machine
      * hits them all alike; each figure is the median of the peer's runs.
@@ -769,6 +803,25 @@ int main(int argc, char **argv)
         char name[96];
         snprintf(name, sizeof name, "small_%s_alloc_only_ns", p->name);
         bench_line(name, b, "ns");
+    }
+
+    /* The policies: each forced, and what the default chose. */
+    peer *k4 = peer_named("region-4k"), *hu = peer_named("region-huge"), *np = peer_named("region-nopop");
+    if (ref->runs) {
+        double share[RUNS_MAX];
+        memcpy(share, ref->huge_share, sizeof share);
+        double chosen = bench_median(share, ref->runs);
+        printf("\nthe policies in a fresh process (pass 1, ns per object): default (GB_HUGE=auto, GB_POPULATE=auto) "
+               "%.1f", ref1);
+        if (k4->runs)
+            printf(", 4 KiB pages %.1f", med(k4, k4->total, 0));
+        if (hu->runs)
+            printf(", huge pages %.1f", med(hu, hu->total, 0));
+        if (np->runs)
+            printf(", not populated %.1f", med(np, np->total, 0));
+        printf("\nthe default chose on this host: %.0f%% of the region's block bytes in huge pages at the end of "
+               "pass 1 (median of %d runs)\n", 100 * chosen, ref->runs);
+        bench_line("small_region_map_huge_share", chosen, "ratio");
     }
 
     printf("\nresident size after the objects are freed, read from outside (/proc/<pid>/statm), MiB above\n"

@@ -166,9 +166,12 @@ END {
     row("small objects, fresh process (pass 1): against the fresh-memory floor for the same bytes", \
         "region " fig("small_region-map_pass1_ns", " ns") " per object, floor " fig("small_floor_pass1_ns", " ns"), \
         "≤ 1.5× the floor", verdict("small_floor_pass1", "×"))
-    a = "small_region-4k_pass1_ns"; b = "small_glibc_pass1_ns"
-    row("small objects, fresh process, the region in 4 KiB pages (`GB_HUGE=off`)", \
-        "region " fig(a, " ns") " per object: " (has(a) && has(b) && val[a] > 0 ? num(val[b] / val[a]) "×" : "not measured") " glibc", "—", "—")
+    a = "small_region-map_huge_share"
+    row("small objects, fresh process (pass 1): each policy forced, and what the default chose", \
+        "default " fig("small_region-map_pass1_ns", " ns") ", 4 KiB pages (`GB_HUGE=off`) " fig("small_region-4k_pass1_ns", " ns") \
+        ", huge pages (`GB_HUGE=on`) " fig("small_region-huge_pass1_ns", " ns") ", not populated (`GB_POPULATE=off`) " \
+        fig("small_region-nopop_pass1_ns", " ns") "; the default held " (has(a) ? sprintf("%.0f%%", 100 * val[a]) : "not measured") \
+        " of its block bytes in huge pages", "—", "—")
     row("small objects, the same process again (pass 2)", \
         "region " fig("small_region-map_pass2_ns", " ns") ", glibc " fig("small_glibc_pass2_ns", " ns") ": " \
         times("small_x_glibc_pass2") " glibc", "—", "—")
