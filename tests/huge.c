@@ -559,7 +559,8 @@ GB_TEST(a_malformed_gb_huge_stops_naming_the_words)
  * Under auto, with blocks populated, each block of huge size takes the
  * kind whose populate steps cost less here (map.c): first the kinds
  * alternate until each has two steps timed, then the cheaper is taken,
- * and one choice in 32 the other. */
+ * and one choice in 32 the other; huge pages count as the cheaper up to
+ * 1.5 times the 4 KiB pages' cost. */
 
 GB_TEST(the_kinds_alternate_until_each_is_timed_then_the_cheaper_is_taken)
 {
@@ -608,6 +609,39 @@ GB_TEST(the_kinds_alternate_until_each_is_timed_then_the_cheaper_is_taken)
     for (int i = 0; i < 31; i++)
         huge += gb__map_choose_huge();
     CHECK(huge >= 30);
+}
+
+/* Times each kind's two first steps as given, and counts the huge
+ * choices of the next 31 (one of which tries the other kind). */
+static int huge_choices_after(uint64_t huge_ns, uint64_t small_ns)
+{
+    for (int i = 0; i < 2; i++) {
+        gb__map_learn(true, huge_ns);
+        gb__map_learn(false, small_ns);
+    }
+    gb__map_learning l;
+    gb__map_learnt(&l);
+    CHECK_EQ(l.step_ns[1], huge_ns);
+    CHECK_EQ(l.step_ns[0], small_ns);
+    int huge = 0;
+    for (int i = 0; i < 31; i++)
+        huge += gb__map_choose_huge();
+    return huge;
+}
+
+GB_TEST(huge_pages_up_to_half_as_dear_again_are_still_taken)
+{
+    CHECK_EQ(huge_choices_after(280, 200), 31);
+}
+
+GB_TEST(huge_pages_exactly_half_as_dear_again_are_still_taken)
+{
+    CHECK_EQ(huge_choices_after(300, 200), 31);
+}
+
+GB_TEST(huge_pages_dearer_than_half_again_give_way_to_4k_pages)
+{
+    CHECK_EQ(huge_choices_after(301, 200), 0);
 }
 
 /* A fake clock that the populate entry moves: slow_huge says which kind's

@@ -95,7 +95,11 @@ typedef enum gb_small { GB_SMALL_AUTO = 0, GB_SMALL_SLAB, GB_SMALL_MALLOC } gb_s
  *   GB_HUGE_OFF:  never; blocks grow to 1 MiB.
  *   GB_HUGE_AUTO: GB_HUGE (on|off|auto) decides; auto means on where the
  *                 OS gives huge pages (Linux with THP "madvise" or "always",
- *                 the usual defaults), else off. */
+ *                 the usual defaults), else off; and where blocks are
+ *                 populated (gb_populate), each block of huge size takes
+ *                 the kind its host's timed populate steps favour: huge
+ *                 pages unless theirs cost more than 1.5 times the 4 KiB
+ *                 pages' (the README's "Where blocks come from"). */
 typedef enum gb_huge { GB_HUGE_AUTO = 0, GB_HUGE_ON, GB_HUGE_OFF } gb_huge;
 
 /* Whether a region's fresh blocks are populated when it starts using

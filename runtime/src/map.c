@@ -302,10 +302,19 @@ void gb__map_cache_flush(gb__cache *cache)
  * keeps a moving estimate of its cost. The first blocks of huge size
  * alternate between the kinds until each has LEARN_FIRST steps timed;
  * then each block takes the cheaper kind, except one in LEARN_AGAIN, which
- * takes the other, so a host whose costs change is followed. The
- * estimates are shared by all threads: a lost update between two threads
- * is one sample fewer, not a wrong choice. */
+ * takes the other, so a host whose costs change is followed. Huge pages
+ * count as the cheaper until their step costs more than HUGE_MARGIN times
+ * the 4 KiB one: the step's time is only what making the block resident
+ * costs, and a huge page also spares the TLB misses of every later access
+ * to it, and the faults of memory given back and taken again while the
+ * host still backs it (then a huge page's step is several times cheaper
+ * than 512 small ones; on a host that reclaims freed memory, a fresh
+ * process can find the two kinds within a few percent). The estimates are
+ * shared by all threads: a lost update between two threads is one sample
+ * fewer, not a wrong choice. */
 enum { LEARN_FIRST = 2, LEARN_AGAIN = 32, LEARN_WEIGHT = 4 };
+/* HUGE_MARGIN as a fraction, HUGE_MARGIN_NUM / HUGE_MARGIN_DEN: 1.5. */
+enum { HUGE_MARGIN_NUM = 3, HUGE_MARGIN_DEN = 2 };
 
 static struct {
     _Atomic uint64_t step_ns[2]; /* a huge page's populate, ns: [0] 4 KiB pages, [1] huge */
@@ -330,8 +339,8 @@ bool gb__map_choose_huge(void)
     uint32_t huge = atomic_load_explicit(&learnt.steps[1], memory_order_relaxed);
     if (small < LEARN_FIRST || huge < LEARN_FIRST)
         return huge <= small;
-    bool cheaper = atomic_load_explicit(&learnt.step_ns[1], memory_order_relaxed) <=
-                   atomic_load_explicit(&learnt.step_ns[0], memory_order_relaxed);
+    bool cheaper = atomic_load_explicit(&learnt.step_ns[1], memory_order_relaxed) * HUGE_MARGIN_DEN <=
+                   atomic_load_explicit(&learnt.step_ns[0], memory_order_relaxed) * HUGE_MARGIN_NUM;
     uint32_t k = atomic_fetch_add_explicit(&learnt.choices, 1, memory_order_relaxed);
     return k % LEARN_AGAIN == LEARN_AGAIN - 1 ? !cheaper : cheaper;
 }
