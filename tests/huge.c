@@ -582,33 +582,21 @@ GB_TEST(the_kinds_alternate_until_each_is_timed_then_the_cheaper_is_taken)
         }
     CHECK_EQ(other, 2);
     CHECK_EQ(first_other, 31);
-    /* The estimates: the first step sets one, each later one moves it a
-     * quarter of the way. */
     gb__map_learnt(&l);
     CHECK_EQ(l.step_ns[1], 100);
     CHECK_EQ(l.step_ns[0], 300);
     CHECK_EQ(l.steps[0], 2);
     CHECK_EQ(l.steps[1], 2);
-    gb__map_learn(true, 500);
-    gb__map_learnt(&l);
-    CHECK_EQ(l.step_ns[1], 200);
-    CHECK_EQ(l.steps[1], 3);
-    /* Dearer now than 4 KiB pages: those are taken, but for one in 32. */
-    for (int i = 0; i < 5; i++)
+    /* Dearer now than 4 KiB pages (100 rising by a quarter a step: 125,
+     * 156, 195, 243, 303, 378, 472): those are taken, but for one in 32. */
+    for (int i = 0; i < 7; i++)
         gb__map_learn(true, 10000);
+    gb__map_learnt(&l);
+    CHECK_EQ(l.step_ns[1], 472);
     other = 0;
     for (int i = 0; i < 64; i++)
         other += gb__map_choose_huge();
     CHECK_EQ(other, 2);
-    /* Equal costs: huge. */
-    gb__map_learnt(&l);
-    gb__map_learn(false, l.step_ns[1] * 4 - l.step_ns[0] * 3);
-    gb__map_learnt(&l);
-    CHECK_EQ(l.step_ns[0], l.step_ns[1]);
-    int huge = 0;
-    for (int i = 0; i < 31; i++)
-        huge += gb__map_choose_huge();
-    CHECK(huge >= 30);
 }
 
 /* Times each kind's two first steps as given, and counts the huge
@@ -642,6 +630,48 @@ GB_TEST(huge_pages_exactly_half_as_dear_again_are_still_taken)
 GB_TEST(huge_pages_dearer_than_half_again_give_way_to_4k_pages)
 {
     CHECK_EQ(huge_choices_after(301, 200), 0);
+}
+
+/* Huge pages dearer, so 4 KiB pages are taken; but after 256 steps in 4
+ * KiB pages with no huge page timed, that estimate is too old to compare,
+ * and the next block is huge, whatever it said; a huge step timed then
+ * decides again. */
+GB_TEST(a_huge_page_estimate_too_old_to_compare_is_timed_again)
+{
+    /* The last huge step came before the second 4 KiB one. */
+    CHECK_EQ(huge_choices_after(1000, 100), 0);
+    CHECK(gb__map_choose_huge()); /* the 32nd choice tries the other */
+    for (int i = 0; i < 254; i++)
+        gb__map_learn(false, 100);
+    CHECK(!gb__map_choose_huge()); /* 255 since: still 4 KiB pages */
+    gb__map_learn(false, 100);
+    CHECK(gb__map_choose_huge()); /* 256: huge, to time it */
+    CHECK(gb__map_choose_huge());
+    gb__map_learn(true, 1000);
+    CHECK(!gb__map_choose_huge()); /* dearer still: 4 KiB pages again */
+    gb__map_learn(false, 100);
+    CHECK(!gb__map_choose_huge());
+}
+
+/* The estimate is the least of the recent steps: one slower step raises it
+ * by a quarter at most, a faster one lowers it to itself. */
+GB_TEST(a_kind_estimate_is_its_least_recent_step_rising_a_quarter_at_most)
+{
+    gb__map_learning l;
+    gb__map_learn(false, 400);
+    gb__map_learn(false, 1000);
+    gb__map_learnt(&l);
+    CHECK_EQ(l.step_ns[0], 500);
+    gb__map_learn(false, 550);
+    gb__map_learnt(&l);
+    CHECK_EQ(l.step_ns[0], 550);
+    gb__map_learn(false, 100);
+    gb__map_learnt(&l);
+    CHECK_EQ(l.step_ns[0], 100);
+    gb__map_learn(false, 125);
+    gb__map_learnt(&l);
+    CHECK_EQ(l.step_ns[0], 125);
+    CHECK_EQ(l.steps[0], 5);
 }
 
 /* A fake clock that the populate entry moves: slow_huge says which kind's

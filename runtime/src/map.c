@@ -299,7 +299,20 @@ void gb__map_cache_flush(gb__cache *cache)
  * both). Under GB_HUGE=auto the runtime measures it on its own blocks: a
  * block of huge size is populated a huge page at a time whatever its
  * kind (gb__map_populate_more), every such step is timed, and each kind
- * keeps a moving estimate of its cost. The first blocks of huge size
+ * keeps an estimate of its cost: the least of its recent steps. A step is
+ * made longer, never shorter, by what is not its own cost (the thread
+ * preempted, the kernel compacting memory for another process, a host
+ * backing the guest's memory again), so the least is what the kind costs
+ * here when nothing else is in the way; each later step lets the estimate
+ * rise by a quarter at most, so that a host whose costs rise for good is
+ * followed within a few steps. A host's costs also swing together, both
+ * kinds at once (on a VM whose host takes freed memory back, a huge
+ * page's step took 2 us while the host still backed the memory and 2 ms
+ * when it did not, 4 KiB pages 0.25 and 4 ms): an estimate is only
+ * comparable to one of about the same time. So once LEARN_STALE steps in
+ * 4 KiB pages (512 MiB) have been timed since the last huge page's, the
+ * next block is huge again, whatever its estimate said; the other way, one
+ * block in LEARN_AGAIN suffices, as huge pages are the kind favoured. The first blocks of huge size
  * alternate between the kinds until each has LEARN_FIRST steps timed;
  * then each block takes the cheaper kind, except one in LEARN_AGAIN, which
  * takes the other, so a host whose costs change is followed. Huge pages
@@ -312,7 +325,7 @@ void gb__map_cache_flush(gb__cache *cache)
  * process can find the two kinds within a few percent). The estimates are
  * shared by all threads: a lost update between two threads is one sample
  * fewer, not a wrong choice. */
-enum { LEARN_FIRST = 2, LEARN_AGAIN = 32, LEARN_WEIGHT = 4 };
+enum { LEARN_FIRST = 2, LEARN_AGAIN = 32, LEARN_RISE = 4, LEARN_STALE = 256 };
 /* HUGE_MARGIN as a fraction, HUGE_MARGIN_NUM / HUGE_MARGIN_DEN: 1.5. */
 enum { HUGE_MARGIN_NUM = 3, HUGE_MARGIN_DEN = 2 };
 
@@ -320,17 +333,22 @@ static struct {
     _Atomic uint64_t step_ns[2]; /* a huge page's populate, ns: [0] 4 KiB pages, [1] huge */
     _Atomic uint32_t steps[2];   /* steps timed, each kind */
     _Atomic uint32_t choices;    /* choices made since both kinds had LEARN_FIRST */
+    _Atomic uint32_t small_at;   /* steps[0] when a huge page's step was last timed */
 } learnt;
 
 void gb__map_learn(bool huge, uint64_t ns)
 {
     uint32_t n = atomic_load_explicit(&learnt.steps[huge], memory_order_relaxed);
     uint64_t was = atomic_load_explicit(&learnt.step_ns[huge], memory_order_relaxed);
-    /* The first step sets the estimate; each later one moves it a quarter
-     * of the way, so one step slowed by the scheduler does not decide. */
-    uint64_t est = n == 0 ? ns : was - was / LEARN_WEIGHT + ns / LEARN_WEIGHT;
+    /* The first step sets the estimate; a later one lowers it to itself,
+     * or raises it towards itself by at most a quarter of what it was. */
+    uint64_t most = was + was / LEARN_RISE;
+    uint64_t est = n == 0 || ns < most ? ns : most;
     atomic_store_explicit(&learnt.step_ns[huge], est, memory_order_relaxed);
     atomic_store_explicit(&learnt.steps[huge], n + 1, memory_order_relaxed);
+    if (huge)
+        atomic_store_explicit(&learnt.small_at, atomic_load_explicit(&learnt.steps[0], memory_order_relaxed),
+                              memory_order_relaxed);
 }
 
 bool gb__map_choose_huge(void)
@@ -339,6 +357,8 @@ bool gb__map_choose_huge(void)
     uint32_t huge = atomic_load_explicit(&learnt.steps[1], memory_order_relaxed);
     if (small < LEARN_FIRST || huge < LEARN_FIRST)
         return huge <= small;
+    if (small - atomic_load_explicit(&learnt.small_at, memory_order_relaxed) >= LEARN_STALE)
+        return true;
     bool cheaper = atomic_load_explicit(&learnt.step_ns[1], memory_order_relaxed) * HUGE_MARGIN_DEN <=
                    atomic_load_explicit(&learnt.step_ns[0], memory_order_relaxed) * HUGE_MARGIN_NUM;
     uint32_t k = atomic_fetch_add_explicit(&learnt.choices, 1, memory_order_relaxed);
