@@ -8,7 +8,7 @@
 # it: the stress shape is made so that glibc's own rules keep the poison's
 # blocks (scenarios/scenarios.c, gbs_stress), and this sweep shows it. For
 # each padding of GB_CORO_PAD (CMake; 0, 16, 32 and 48 bytes: the
-# descriptor at 248, 264, 280 and 296 bytes on x86-64, four size classes
+# descriptor at 232, 248, 264 and 280 bytes on x86-64, four size classes
 # of glibc's) it builds, in build/coro-size-<pad>/, only the stress gate's
 # programs of the clean and the malloc-back builds, and runs the stress
 # gate (gates/stress.bats) on them: stress-program on clean, stress-program

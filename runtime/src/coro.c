@@ -199,7 +199,7 @@ static void coro_main(void *arg)
     /* The last switch out: a NULL fake-stack slot tells ASan this stack's
      * fake frames die here. The resumer's gb_coro_resume returns false. */
     gb__asan_start(NULL, c->caller_lo, c->caller_size);
-    gb__tsan_switch(c->tsan_caller);
+    gb__tsan_leave(c);
     gb__switch_hook(&c->sp, to, 0, gb__coro_resumer_lands, c);
     gb__die("internal error: a finished coroutine was resumed");
 }
@@ -230,7 +230,7 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
     gb__list_init(&c->witnessed);
     c->stack = gb__stack_get(&t->pool, size);
     c->vg_id = gb__vg_register(c->stack.lo, c->stack.hi);
-    c->tsan_fiber = gb__tsan_create();
+    gb__tsan_create(c);
     c->sp = gb__switch_init(c->stack.hi, coro_main, c);
     gb__pin_frozen_push(t, c);
     slot_take(c);
@@ -263,7 +263,7 @@ void gb_coro_free(gb_coro *h)
      * counts as a pinner. */
     leave_all(c);
     gb__vg_deregister(c->vg_id);
-    gb__tsan_destroy(c->tsan_fiber);
+    gb__tsan_destroy(c);
     gb__stack_put(&t->pool, c->stack);
     free(c->summary);
     GB__SUB(bytes_meta, sizeof *c + c->summary_cap * sizeof *c->summary);

@@ -10,6 +10,7 @@
 
 #include "list.h"
 #include "region.h"
+#include "sanitizers.h"
 #include "stack.h"
 
 typedef struct gb__thread gb__thread;
@@ -48,7 +49,9 @@ struct gb_coro {
     void *asan_fake;
     const void *caller_lo;
     size_t caller_size;
-    void *tsan_fiber, *tsan_caller; /* under TSan: its fiber, its resumer's */
+#if defined(GB__TSAN)
+    void *tsan_fiber, *tsan_caller; /* its fiber, its resumer's (sanitizers.h) */
+#endif
     uintptr_t handle; /* what gb_coro_new returned (coro.c) */
 #if defined(GB_CORO_PAD) && GB_CORO_PAD > 0
     /* Test builds only (CMake's GB_CORO_PAD): bytes that make the

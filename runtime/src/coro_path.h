@@ -133,10 +133,9 @@ __attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__threa
         c->rstack.resumer = t->cur;
         t->cur = &c->rstack;
     }
-    c->tsan_caller = gb__tsan_current();
     gb__asan_start(me ? &me->asan_fake : &t->asan_fake_main, c->stack.lo,
                    (size_t)(c->stack.hi - c->stack.lo));
-    gb__tsan_switch(c->tsan_fiber);
+    gb__tsan_enter(c);
     return gb__switch_bool(me ? &me->sp : &t->main_sp, c->sp, 0);
 }
 
@@ -160,7 +159,7 @@ __attribute__((always_inline)) static inline void gb__coro_yield_path(gb__thread
         t->cur = me ? &me->rstack : &t->main_stack;
     void **to = me ? &me->sp : &t->main_sp;
     gb__asan_start(&c->asan_fake, c->caller_lo, c->caller_size);
-    gb__tsan_switch(c->tsan_caller);
+    gb__tsan_leave(c);
     if (stages & GB__CP_FREEZE) {
         /* The one branch of the rare work: regions to try, which must be
          * tried while the resumer is still frozen, and the ASan hook. */

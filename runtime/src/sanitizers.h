@@ -64,18 +64,21 @@
 #endif
 
 /* TSan: a fiber per coroutine; the switch to it is announced right before
- * the stack switch, with no code that TSan instruments in between. */
+ * the stack switch, with no code that TSan instruments in between. The
+ * fibers are kept in the coroutine (c->tsan_fiber, c->tsan_caller) only
+ * under TSan: elsewhere these take the coroutine and name no field, so
+ * the descriptor and the switch carry nothing for them. */
 #if defined(GB__TSAN)
 #include <sanitizer/tsan_interface.h>
-#define gb__tsan_current() __tsan_get_current_fiber()
-#define gb__tsan_create() __tsan_create_fiber(0)
-#define gb__tsan_destroy(f) __tsan_destroy_fiber(f)
-#define gb__tsan_switch(f) __tsan_switch_to_fiber((f), 0)
+#define gb__tsan_create(c) ((c)->tsan_fiber = __tsan_create_fiber(0))
+#define gb__tsan_destroy(c) __tsan_destroy_fiber((c)->tsan_fiber)
+#define gb__tsan_enter(c) ((c)->tsan_caller = __tsan_get_current_fiber(), __tsan_switch_to_fiber((c)->tsan_fiber, 0))
+#define gb__tsan_leave(c) __tsan_switch_to_fiber((c)->tsan_caller, 0)
 #else
-#define gb__tsan_current() ((void *)0)
-#define gb__tsan_create() ((void *)0)
-#define gb__tsan_destroy(f) ((void)(f))
-#define gb__tsan_switch(f) ((void)(f))
+#define gb__tsan_create(c) ((void)(c))
+#define gb__tsan_destroy(c) ((void)(c))
+#define gb__tsan_enter(c) ((void)(c))
+#define gb__tsan_leave(c) ((void)(c))
 #endif
 
 #if defined(__has_include)
