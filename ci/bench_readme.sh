@@ -166,7 +166,7 @@ END {
     row("small objects, fresh process (pass 1): against the fresh-memory floor for the same bytes", \
         "region " fig("small_region-map_pass1_ns", " ns") " per object, floor " fig("small_floor_pass1_ns", " ns"), \
         "≤ 1.5× the floor", verdict("small_floor_pass1", "×"))
-    a = "small_region-map_huge_share"
+    a = "small_region_map_huge_share"
     row("small objects, fresh process (pass 1): each policy forced, and what the default chose", \
         "default " fig("small_region-map_pass1_ns", " ns") ", 4 KiB pages (`GB_HUGE=off`) " fig("small_region-4k_pass1_ns", " ns") \
         ", huge pages (`GB_HUGE=on`) " fig("small_region-huge_pass1_ns", " ns") ", not populated (`GB_POPULATE=off`) " \

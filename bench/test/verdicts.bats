@@ -68,6 +68,19 @@ row() {
     [ "$(grep -cE "\| (met|missed)" <<<"$output")" -eq 0 ]
 }
 
+@test "bench_readme.sh --print: the policies row shows each policy forced and the share in huge pages the default chose" {
+    tsv "$T/bench.tsv" \
+        "small_region-map_pass1_ns 157 ns" \
+        "small_region-4k_pass1_ns 205 ns" \
+        "small_region-huge_pass1_ns 161 ns" \
+        "small_region-nopop_pass1_ns 60.8 ns" \
+        "small_region_map_huge_share 0.268 ratio"
+    run "$CI/bench_readme.sh" --print "$T/bench.tsv"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$(row "small objects, fresh process (pass 1): each policy forced")" == *"| default 157 ns, 4 KiB pages (\`GB_HUGE=off\`) 205 ns, huge pages (\`GB_HUGE=on\`) 161 ns, not populated (\`GB_POPULATE=off\`) 60.8 ns; the default held 27% of its block bytes in huge pages |"* ]] || false
+}
+
 @test "bench_flips.sh: a verdict met in one run and missed in the other is a flip: exit 1, the target named" {
     tsv "$T/a.tsv" "coro_roundtrip_ns 14.1 ns" \
         "verdict coro_vs_fcontext met 0.97 0.93 1.01" \
