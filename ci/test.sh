@@ -15,8 +15,9 @@
 # the runtime's tests and the kill matrix on runtime/src/os/sim_macos.c,
 # judged by the macOS colours). Each stage prints its ctest summary and
 # names every test it skipped, with the reason, counted (a skip without
-# one fails the stage); the script ends with one "N passed, N failed" line
-# over stages and fails if any stage failed.
+# one fails the stage) and its time; the script ends with every stage's
+# time and one "N passed, N failed" line over stages, and fails if any
+# stage failed.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,12 +34,13 @@ arch="$(uname -m)"
 passed=0
 failed=0
 failed_names=()
+stage_times=""
 
 # Each stage's output is kept in build/stages/<name>.log as well, so that
 # the end of the run can show why a stage failed: a log's head may be
 # thousands of lines above the last line a CI page shows.
 stage() {
-    local name="$1" rc
+    local name="$1" rc t0=$SECONDS
     shift
     echo "=== stage: $name"
     mkdir -p "$root/build/stages"
@@ -46,6 +48,9 @@ stage() {
     "$@" 2>&1 | tee "$root/build/stages/$name.log"
     rc=${PIPESTATUS[0]}
     set -e
+    # Its time, so that a run near CI's limit says which stage to look at.
+    echo "=== stage $name: exit $rc after $((SECONDS - t0)) s"
+    stage_times="${stage_times:+$stage_times, }$name $((SECONDS - t0)) s"
     if ((rc == 0)); then
         passed=$((passed + 1))
     else
@@ -155,5 +160,6 @@ if ((failed)); then
     done
     echo "failed stages: ${failed_names[*]}"
 fi
+echo "stage times: ${stage_times:-none} (the whole run $SECONDS s)"
 echo "stages: $passed passed, $failed failed"
 ((failed == 0))
