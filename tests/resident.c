@@ -36,16 +36,30 @@ static void run_rounds(void)
     size_t after[ROUNDS];
     for (int i = 0; i < ROUNDS; i++) {
         gbs_region_round(REGION_BYTES, 64 * 1024, 256 * 1024, i + 1, &kept[i]);
-        after[i] = rss();
-        fprintf(stderr, "%s source, %s build, %s growth: round %d: %.1f MiB resident after leave (%.1f at start)\n",
-                gb_blocks_name(), gb_build_kind(), gb_growth_name(), i + 1, after[i] / (double)MIB,
-                base / (double)MIB);
-        CHECK_LT(after[i], CAP_BYTES + GBT_ASAN_SHADOW(REGION_BYTES));
+        size_t now = rss();
+        gb_stats c;
+        gb_stats_get(&c);
+        fprintf(stderr,
+                "%s source, %s build, %s growth: round %d: %.1f MiB resident after leave (%.1f at start), %.1f of "
+                "it in the block cache\n",
+                gb_blocks_name(), gb_build_kind(), gb_growth_name(), i + 1, now / (double)MIB, base / (double)MIB,
+                c.bytes_cached / (double)MIB);
+        CHECK_LT(now, CAP_BYTES + GBT_ASAN_SHADOW(REGION_BYTES));
+        /* The block cache holds up to its bound after a leave, full or
+         * empty as the blocks of the round's last chains were admitted
+         * (a huge block only where there is room, and the kind of each is
+         * the host's choice): it is counted, so it is taken out here, or
+         * the rounds would differ by it. */
+        CHECK(c.bytes_cached <= now);
+        after[i] = now - c.bytes_cached;
     }
     /* No growth across rounds: the third is not above the first by more
-     * than a few pages of the small kept allocations (under qemu-user the
-     * emulator's own memory grows by about 2.5 MiB a round, measured). */
-    CHECK_LT(after[ROUNDS - 1], after[0] + (GBT_EMULATED ? 8 : 2) * MIB);
+     * than a few pages of the small kept allocations. Under qemu-user the
+     * emulator's own memory grows by about 2.5 MiB a round; under ASan the
+     * shadow of blocks poisoned at new addresses stays resident after
+     * their unmap, 2.6 MiB from the first round to the second (both
+     * measured). */
+    CHECK_LT(after[ROUNDS - 1], after[0] + (GBT_EMULATED || GBT_SANITIZED ? 8 : 2) * MIB);
     gb_stats s;
     gb_stats_get(&s);
     CHECK_EQ(s.bytes_mapped, 0);
