@@ -40,7 +40,7 @@ stage_times=""
 # the end of the run can show why a stage failed: a log's head may be
 # thousands of lines above the last line a CI page shows.
 stage() {
-    local name="$1" rc t0=$SECONDS
+    local name="$1" rc secs t0=$SECONDS
     shift
     echo "=== stage: $name"
     mkdir -p "$root/build/stages"
@@ -49,8 +49,9 @@ stage() {
     rc=${PIPESTATUS[0]}
     set -e
     # Its time, so that a run near CI's limit says which stage to look at.
-    echo "=== stage $name: exit $rc after $((SECONDS - t0)) s"
-    stage_times="${stage_times:+$stage_times, }$name $((SECONDS - t0)) s"
+    secs=$((SECONDS - t0))
+    echo "=== stage $name: exit $rc after $secs s"
+    stage_times="${stage_times:+$stage_times, }$name $secs s"
     if ((rc == 0)); then
         passed=$((passed + 1))
     else
