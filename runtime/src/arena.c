@@ -7,7 +7,7 @@
  * and a region closes the arenas on its list when it is given back.
  */
 #include "arena.h"
-#include "fix/seam_arena.h"
+#include "seam_arena.h"
 #include "stats.h"
 
 void gb__arena_index(gb__mem *m, gb__arena *a, bool in)

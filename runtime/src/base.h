@@ -55,6 +55,43 @@ size_t gb__mul(size_t a, size_t b, const char *what);
  * no caller's struct is smaller (error.c). */
 void gb__copy_out(const char *what, void *out, size_t size, const void *full, size_t full_size, size_t least);
 
+/* ------------------------------------------------------------- checks
+ *
+ * GB_CHECK (CMake's option of that name) says how much of the runtime's
+ * invariants a build checks while it runs:
+ *   0  nothing: the shipped Release and RelWithDebInfo libraries;
+ *   1  GB__ASSERT, at the places where an invariant is established or
+ *      relied on, each a few loads and compares; and the checkers of
+ *      check.h, which only the fuzzer and the tests call;
+ *   2  besides, GB__CHECK_AT: the checkers called at the modules'
+ *      boundaries (after a leave, a reset, a cache push or pop, a slab's
+ *      change, an index's change, a coroutine's freeze, a thread's exit),
+ *      each bounded by the state it walks: the default of Debug builds,
+ *      so that every debug test runs with them.
+ * A failed check stops the process through gb__die, naming the file and
+ * line, the function and the invariant: where it broke, not where it
+ * showed. */
+#ifndef GB_CHECK
+#define GB_CHECK 0
+#endif
+
+#if GB_CHECK
+/* Stops the process: "giveback: assertion failed: file:line: func: expr"
+ * (error.c, the bottom of the runtime, so that every layer may assert). */
+GB__NORETURN void gb__assert_fail(const char *file, int line, const char *func, const char *expr);
+#define GB__ASSERT(cond)                                                                             \
+    (GB__LIKELY(cond) ? (void)0 : gb__assert_fail(__FILE__, __LINE__, __func__, #cond))
+#else
+/* sizeof does not evaluate its operand, but the operand's names are used. */
+#define GB__ASSERT(cond) ((void)sizeof(!(cond)))
+#endif
+
+#if GB_CHECK >= 2
+#define GB__CHECK_AT(call) (call)
+#else
+#define GB__CHECK_AT(call) ((void)0)
+#endif
+
 /* n rounded up to a multiple of `to` (a power of two); the unchecked form
  * is for sizes known to be small. */
 static inline size_t gb__round_up(size_t n, size_t to)

@@ -26,20 +26,6 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
-
-/* The file a path names, from "runtime/" on when it has that part: what
- * a developer greps for, without the directory it was built in. */
-static const char *short_path(const char *file)
-{
-    const char *p = strstr(file, "runtime/");
-    return p ? p : file;
-}
-
-void gb__assert_fail(const char *file, int line, const char *func, const char *expr)
-{
-    gb__die("assertion failed: %s:%d: %s: %s", short_path(file), line, func, expr);
-}
 
 GB__NORETURN GB__PRINTF(3, 4) static void broken(const char *checker, int line, const char *fmt, ...)
 {

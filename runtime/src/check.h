@@ -1,42 +1,28 @@
-/* check.h -- the runtime's invariants, checked while it runs (check.c).
+/* check.h -- the runtime's invariants, walked whole (check.c).
  *
  * The structs' comments state what each module keeps true; without a
  * build that checks them, only the tests and the fuzzer's model catch a
  * broken one, and only where it shows at the API, often long after the
- * operation that broke it. A build with GB_CHECK=1 (CMake's GB_CHECK
- * option: on for Debug builds and the fuzz builds, off otherwise) checks
- * them at two depths:
- *   - GB__ASSERT(cond) at the places where an invariant is established or
- *     relied on: a failed one stops the process through gb__die, naming
- *     the file, line, function and expression;
- *   - the checkers below walk a thread's whole state (regions, their
- *     stacks and retired lists, the pinning lists, the descriptor pages,
- *     the block cache) and stop naming the first invariant they find
- *     broken. They only read, and cost time linear in the state: the
- *     fuzzer calls gb__check_current after every operation, tests call
- *     them directly.
- * Without GB_CHECK, GB__ASSERT compiles to nothing (its expression is not
- * evaluated, and names used only there still count as used) and check.c
- * is not built: the shipped libraries hold none of it.
+ * operation that broke it. base.h says what each level of GB_CHECK
+ * checks; this header is the deepest of it: checkers that walk a
+ * thread's whole state (regions, their stacks and retired lists, the
+ * pinning lists, the descriptor pages, the block cache, the address
+ * index) and stop naming the first invariant they find broken. They only
+ * read, and cost time linear in the state: the fuzzer calls
+ * gb__check_current after every operation, tests call them directly, and
+ * with GB_CHECK=2 the entry points call the bounded ones below after the
+ * operations that change the most (a leave, a reset) and the thread's
+ * exit calls gb__check_thread. The checkers of one module's own structs
+ * live in that module, beside the code that keeps them (small.c's slabs,
+ * map.c's block cache, index.c's tables, pin.c's stack summaries), so that
+ * a module checks itself without calling up into this file.
+ * Without GB_CHECK, check.c is not built: the shipped libraries hold none
+ * of it.
  */
 #ifndef GB_CHECK_H
 #define GB_CHECK_H
 
 #include "base.h"
-
-#ifndef GB_CHECK
-#define GB_CHECK 0
-#endif
-
-#if GB_CHECK
-/* Stops the process: "giveback: assertion failed: file:line: func: expr". */
-GB__NORETURN void gb__assert_fail(const char *file, int line, const char *func, const char *expr);
-#define GB__ASSERT(cond)                                                                             \
-    (GB__LIKELY(cond) ? (void)0 : gb__assert_fail(__FILE__, __LINE__, __func__, #cond))
-#else
-/* sizeof does not evaluate its operand, but the operand's names are used. */
-#define GB__ASSERT(cond) ((void)sizeof(!(cond)))
-#endif
 
 #if GB_CHECK
 typedef struct gb__thread gb__thread;

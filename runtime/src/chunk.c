@@ -8,9 +8,8 @@
  * malloc fails too. Each call takes the cache of the thread it runs for:
  * the mapped chunks come from it and go back to it.
  */
-#include "check.h"
 #include "chunk.h"
-#include "fix/seam_mem.h"
+#include "seam_mem.h"
 #include "init.h"
 #include "small.h"
 #include "stats.h"

@@ -43,6 +43,21 @@ size_t gb__mul(size_t a, size_t b, const char *what)
     return r;
 }
 
+#if GB_CHECK
+/* The file a path names, from "runtime/" on when it has that part: what
+ * a developer greps for, without the directory it was built in. */
+static const char *short_path(const char *file)
+{
+    const char *p = strstr(file, "runtime/");
+    return p ? p : file;
+}
+
+void gb__assert_fail(const char *file, int line, const char *func, const char *expr)
+{
+    gb__die("assertion failed: %s:%d: %s: %s", short_path(file), line, func, expr);
+}
+#endif
+
 void gb__copy_out(const char *what, void *out, size_t size, const void *full, size_t full_size, size_t least)
 {
     if (size < least)

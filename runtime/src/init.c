@@ -12,7 +12,7 @@
 #define _GNU_SOURCE
 #endif
 #include "abi.h"
-#include "fix/seam_mem.h"
+#include "seam_mem.h"
 #include "init.h"
 #include "os/os.h"
 

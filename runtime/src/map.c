@@ -20,8 +20,7 @@
  * which thread is running.
  */
 #include "map.h"
-#include "check.h"
-#include "fix/seam_mem.h"
+#include "seam_mem.h"
 #include "init.h"
 #include "os/os.h"
 #include "sanitizers.h"

@@ -4,7 +4,7 @@
  * the mapping budget, the size classes of mapped chunks, the per-thread
  * cache of given-back mappings and its process-wide bound, and the one path
  * every mapping leaves by. It calls only the OS layer and the fixes of its
- * own layer (fix/seam_mem.h); the slabs (small.c) and the chunk dispatcher
+ * own layer (seam_mem.h); the slabs (small.c) and the chunk dispatcher
  * (chunk.c) are built on it, and each caller passes the cache of the
  * thread it runs for.
  */

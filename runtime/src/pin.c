@@ -24,8 +24,7 @@
  * (fix/retry.c).
  */
 #include "arena.h"
-#include "check.h"
-#include "fix/seam_pin.h"
+#include "seam_pin.h"
 #include "handle.h"
 #include "pin.h"
 #include "sanitizers.h"

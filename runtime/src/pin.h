@@ -4,7 +4,7 @@
  * freed or retired), a coroutine froze, thawed or is gone (its witnessed
  * regions need a try), retired regions may be tried. The bookkeeping of
  * every switch is inline: a resume and yield round trip is a few dozen
- * nanoseconds, calls included. What the fixes use of pin.c is in fix/seam_pin.h.
+ * nanoseconds, calls included. What the fixes use of pin.c is in seam_pin.h.
  */
 #ifndef GB_PIN_H
 #define GB_PIN_H

@@ -13,7 +13,6 @@
  * here are in entry.c.
  */
 #include "arena.h"
-#include "check.h"
 #include "init.h"
 #include "map.h"
 #include "oom.h"

@@ -12,7 +12,7 @@
  * resident per slab. A slab whose mapping fails, or past the budget,
  * leaves the chunk to malloc, as chunk.c does for large ones.
  */
-#include "fix/seam_mem.h"
+#include "seam_mem.h"
 #include "list.h"
 #include "os/os.h"
 #include "sanitizers.h"

@@ -9,7 +9,6 @@
 #ifndef GB_SMALL_H
 #define GB_SMALL_H
 
-#include "check.h"
 #include "list.h"
 #include "map.h"
 

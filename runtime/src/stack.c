@@ -10,7 +10,7 @@
  * thread for reuse, emptied first with the OS's release call (MADV_DONTNEED
  * on Linux), so a pooled stack costs address space, not memory.
  */
-#include "fix/seam_mem.h"
+#include "seam_mem.h"
 #include "init.h"
 #include "map.h"
 #include "os/os.h"

@@ -8,7 +8,7 @@
  *
  * A fix file, and a poison, includes this header alone: the union of the
  * seam headers. It may call the functions of pin.c listed in
- * fix/seam_pin.h, besides the general facilities of the headers included
+ * seam_pin.h, besides the general facilities of the headers included
  * here (gb__cfg, gb__os and the OS layer, gb__die, the counters,
  * gb__region_contains) and read the structs they declare; only pin.c changes the retired lists and
  * witnesses. Whatever a poison needs beyond that lives in the poison: the
@@ -23,18 +23,18 @@
 #include "../os/os.h"
 #include "../stats.h"
 #include "../thread.h"
-#include "seam_arena.h"
-#include "seam_mem.h"
-#include "seam_pin.h"
+#include "../seam_arena.h"
+#include "../seam_mem.h"
+#include "../seam_pin.h"
 
 /* ------------------------------------------------------------------ seams
  *
  * Each layer that calls a fix includes the seam header of its layer alone,
  * so that its include lines stay its dependencies:
- *   - fix/seam_mem.h: the memory layers (map.c, small.c, chunk.c, stack.c,
+ *   - seam_mem.h: the memory layers (map.c, small.c, chunk.c, stack.c,
  *     init.c): block_map, small_slab, cache_bound, give_back, threshold;
- *   - fix/seam_arena.h: arena.c: arena_bind;
- *   - fix/seam_pin.h: pin.c: pin_check and retry, and the mechanism of
+ *   - seam_arena.h: arena.c: arena_bind;
+ *   - seam_pin.h: pin.c: pin_check and retry, and the mechanism of
  *     pin.c those two may call. */
 
 #endif /* GB_FIX_H */

@@ -6,10 +6,10 @@
  * threads. The fix files define these functions, and the poisons that
  * take them out define the same ones (fix/fix.h says how).
  */
-#ifndef GB_FIX_SEAM_MEM_H
-#define GB_FIX_SEAM_MEM_H
+#ifndef GB_SEAM_MEM_H
+#define GB_SEAM_MEM_H
 
-#include "../base.h"
+#include "base.h"
 
 /* fix/block_map.c (poison malloc-back): whether a chunk of n bytes should
  * be the runtime's own mapping. Called by chunk.c. */
@@ -36,4 +36,4 @@ int gb__fix_release(void *p, size_t n);
  * did. Called by init.c. */
 bool gb__fix_malloc_threshold(void);
 
-#endif /* GB_FIX_SEAM_MEM_H */
+#endif /* GB_SEAM_MEM_H */

@@ -4,10 +4,10 @@
  * fix and nothing of coroutines or threads; fix/fix.h says how a fix and
  * its poison define the functions below.
  */
-#ifndef GB_FIX_SEAM_ARENA_H
-#define GB_FIX_SEAM_ARENA_H
+#ifndef GB_SEAM_ARENA_H
+#define GB_SEAM_ARENA_H
 
-#include "../arena.h"
+#include "arena.h"
 
 /* fix/arena_bind.c (poison unbound-map-arena): binds a newly opened arena
  * to the region holding its container's struct (onto holder's list of
@@ -16,4 +16,4 @@
 void gb__fix_arena_bind(gb_region *holder, gb__arena *a);
 void gb__fix_arena_unbind(gb__arena *a);
 
-#endif /* GB_FIX_SEAM_ARENA_H */
+#endif /* GB_SEAM_ARENA_H */

@@ -5,11 +5,11 @@
  * region's witness is a coroutine, its lists are the thread's. fix/fix.h
  * says how a fix and its poison define the functions below.
  */
-#ifndef GB_FIX_SEAM_PIN_H
-#define GB_FIX_SEAM_PIN_H
+#ifndef GB_SEAM_PIN_H
+#define GB_SEAM_PIN_H
 
-#include "../coro.h"
-#include "../thread.h"
+#include "coro.h"
+#include "thread.h"
 
 /* fix/pin_check.c (poison unpinned-free): the frozen coroutine of thread t
  * whose stack points into r, or NULL when r may be freed. Called by pin.c
@@ -39,4 +39,4 @@ void gb__pin_try(gb__thread *t, gb_region *r);
  * suspended coroutine's sp hold redzones. */
 size_t gb__pin_frozen_words(const gb_coro *c, const uintptr_t **words);
 
-#endif /* GB_FIX_SEAM_PIN_H */
+#endif /* GB_SEAM_PIN_H */
