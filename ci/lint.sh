@@ -215,6 +215,23 @@ layers_lint() {
         printf '%s\n' "$out"
         result fail "${out##*$'\n'}"
     fi
+    # Its teeth: a copy whose lowest mapping file calls an entry point,
+    # and whose table names a call up that is not there, is refused for
+    # both, and only for them.
+    local tmp rc
+    tmp="$(mktemp -d)"
+    cp -r runtime "$tmp/"
+    printf '\nvoid gb__layers_planted(void);\nvoid gb__layers_planted(void)\n{\n    (void)gb_enter();\n}\n' >> "$tmp/runtime/src/map.c"
+    printf 'up small.c -> entry.c: planted\n' >> "$tmp/runtime/src/layers.txt"
+    out="$(ci/layers.sh "$tmp/runtime/src" 2>/dev/null)" && rc=0 || rc=$?
+    rm -rf "$tmp"
+    if [[ "$rc" -eq 1 && "$out" == *"map.c: calls gb_enter of entry.c"* && "$out" == *"up small.c -> entry.c: no such call"* &&
+          "$out" == *", 2 breaches" ]]; then
+        result pass "layers.sh refuses a planted call up and a stale up line"
+    else
+        printf '%s\n' "$out"
+        result fail "layers.sh let a planted call up or a stale up line pass (exit $rc)"
+    fi
 }
 
 shellcheck_lint

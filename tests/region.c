@@ -603,6 +603,10 @@ static gb_region *entered_at_generation(uint64_t g)
     gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
     r->gen = g;
     r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
+    /* As a slot that got there would have left it: its page's highest
+     * generation is at least the slot's (handle.h, struct gb__dpage). */
+    if (r->page->gen_hi < g)
+        r->page->gen_hi = g;
     return r;
 }
 

@@ -86,6 +86,20 @@ GB__NORETURN void gb__assert_fail(const char *file, int line, const char *func, 
 #define GB__ASSERT(cond) ((void)sizeof(!(cond)))
 #endif
 
+#if GB_CHECK
+/* Stops the process: "giveback: invariant broken: <message> (checker,
+ * file:line)" (error.c). The checkers' one way out, wherever they live. */
+GB__NORETURN GB__PRINTF(4, 5) void gb__invariant_broken(const char *file, int line, const char *checker,
+                                                          const char *fmt, ...);
+/* In a checker: stops naming the invariant (the message, with the numbers
+ * that break it) unless cond holds. */
+#define GB__EXPECT(cond, ...)                                                                        \
+    do {                                                                                             \
+        if (GB__UNLIKELY(!(cond)))                                                                   \
+            gb__invariant_broken(__FILE__, __LINE__, __func__, __VA_ARGS__);                         \
+    } while (0)
+#endif
+
 #if GB_CHECK >= 2
 #define GB__CHECK_AT(call) (call)
 #else

@@ -24,25 +24,9 @@
 #include "stats.h"
 #include "thread.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 
-GB__NORETURN GB__PRINTF(3, 4) static void broken(const char *checker, int line, const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    gb__die("invariant broken: %s (%s, check.c:%d)", msg, checker, line);
-}
-
-/* Stops naming the invariant (the message) unless cond holds. */
-#define EXPECT(cond, ...)                                                                            \
-    do {                                                                                             \
-        if (GB__UNLIKELY(!(cond)))                                                                   \
-            broken(__func__, __LINE__, __VA_ARGS__);                                                 \
-    } while (0)
+/* The checkers' condition (base.h). */
+#define EXPECT GB__EXPECT
 
 /* A list walk that meets more links than this is taken for a cycle: no
  * list of the runtime holds nearly as many. */
@@ -50,82 +34,16 @@ GB__NORETURN GB__PRINTF(3, 4) static void broken(const char *checker, int line, 
 
 /* ------------------------------------------------ descriptor pages */
 
-/* Page pg of t, whole (handle.h, struct gb__dpage): every slot of
- * [0, nfresh) is free with handle 0 or used (LIVE or RETIRED) with a
- * handle that decodes to it, nused counts the used ones, the free list
- * holds free slots of this page only, generations lie in [floor, gen_hi],
- * and the page is on t's available list exactly when it has a slot to
- * give and is not t's spare; only the spare is empty. */
-static void page_check(const gb__thread *t, const gb__dpage *pg)
-{
-    EXPECT(pg->owner == &t->mem, "descriptor page %p is owned by the memory %p, not its thread's %p",
-           (const void *)pg, (const void *)pg->owner, (const void *)&t->mem);
-    EXPECT(pg->nfresh <= pg->cap && pg->floor <= pg->gen_hi,
-           "descriptor page %p: nfresh %u > cap %u, or floor %ju > gen_hi %ju", (const void *)pg,
-           pg->nfresh, pg->cap, (uintmax_t)pg->floor, (uintmax_t)pg->gen_hi);
-    size_t used = 0;
-    for (uint32_t i = 0; i < pg->nfresh; i++) {
-        const gb_region *s = &pg->slot[i];
-        uintptr_t where = (uintptr_t)pg->entry << GB__H_SLOT_BITS | i;
-        EXPECT(s->page == pg && s->where == where,
-               "descriptor page %p: slot %u names page %p and place %#jx, not its own", (const void *)pg, i,
-               (const void *)s->page, (uintmax_t)s->where);
-        if (!s->handle) {
-            EXPECT(s->state == GB__FREE, "descriptor page %p: slot %u has handle 0 but state %d, not FREE",
-                   (const void *)pg, i, (int)s->state);
-            EXPECT(s->gen <= pg->gen_hi, "descriptor page %p: free slot %u has generation %ju above gen_hi %ju",
-                   (const void *)pg, i, (uintmax_t)s->gen, (uintmax_t)pg->gen_hi);
-            continue;
-        }
-        used++;
-        EXPECT(s->state == GB__LIVE || s->state == GB__RETIRED,
-               "descriptor page %p: slot %u has handle %p but state %d (a slot with a handle is LIVE or "
-               "RETIRED)",
-               (const void *)pg, i, (void *)s->handle, (int)s->state);
-        EXPECT(pg->floor <= s->gen && s->gen <= pg->gen_hi,
-               "descriptor page %p: slot %u's generation %ju is outside [floor %ju, gen_hi %ju]",
-               (const void *)pg, i, (uintmax_t)s->gen, (uintmax_t)pg->floor, (uintmax_t)pg->gen_hi);
-        EXPECT(s->handle == ((uintptr_t)(s->gen << GB__H_GEN_SHIFT) | where),
-               "descriptor page %p: slot %u's handle %p is not its generation %ju and place %#jx",
-               (const void *)pg, i, (void *)s->handle, (uintmax_t)s->gen, (uintmax_t)where);
-        EXPECT(gb__handle_lookup("gb__handle_check", (gb__mem *)&t->mem, (const gb_region *)s->handle) == s,
-               "region %p does not decode to its own slot (page %p, slot %u)", (void *)s->handle,
-               (const void *)pg, i);
-    }
-    EXPECT(used == pg->nused, "descriptor page %p: nused is %u, but %zu of its slots are LIVE or RETIRED",
-           (const void *)pg, pg->nused, used);
-    size_t nfree = 0;
-    for (const gb_region *s = pg->free; s; s = s->parent) {
-        EXPECT(++nfree <= pg->nfresh - used,
-               "descriptor page %p: its free list holds more than its %zu free slots", (const void *)pg,
-               (size_t)(pg->nfresh - used));
-        EXPECT(s >= pg->slot && s < pg->slot + pg->nfresh,
-               "descriptor page %p: its free list holds %p, not one of its used slots", (const void *)pg,
-               (const void *)s);
-        EXPECT(s->handle == 0 && s->state == GB__FREE,
-               "descriptor page %p: slot %zu is on its free list with handle %p and state %d",
-               (const void *)pg, (size_t)(s - pg->slot), (void *)s->handle, (int)s->state);
-    }
-    bool spare = pg == t->mem.dspare;
-    bool has_slot = pg->free || pg->nfresh < pg->cap;
-    EXPECT(gb__handle_in_avail(pg) == (has_slot && !spare),
-           "descriptor page %p is %son the available list, with %s slot to give%s", (const void *)pg,
-           gb__handle_in_avail(pg) ? "" : "not ", has_slot ? "a" : "no", spare ? " (the spare)" : "");
-    EXPECT(spare ? pg->nused == 0 : pg->nused > 0,
-           "descriptor page %p holds %u regions%s (only the spare is kept empty)", (const void *)pg,
-           pg->nused, spare ? " but is the spare" : "");
-}
-
 void gb__handle_check(const gb__thread *t)
 {
     size_t n = 0;
     GB__LIST_EACH(l, &t->mem.davail)
     {
         EXPECT(++n < MOST_LINKS, "the list of descriptor pages with a free slot does not end");
-        page_check(t, GB__LIST_ENTRY(l, gb__dpage, alink));
+        gb__dpage_check(&t->mem, GB__LIST_ENTRY(l, gb__dpage, alink));
     }
     if (t->mem.dspare)
-        page_check(t, t->mem.dspare);
+        gb__dpage_check(&t->mem, t->mem.dspare);
     /* Pages full of regions are on no list: region_check reaches them. */
 }
 
@@ -177,7 +95,7 @@ void gb__region_check(const gb__thread *t, const gb_region *r, const gb__rstack 
         while (j < i && !pg->slot[j].handle)
             j++;
         if (j == i)
-            page_check(t, pg);
+            gb__dpage_check(&t->mem, pg);
     }
 
     /* Blocks: owner, the index, count and bytes; cur_block is the newest
@@ -420,64 +338,15 @@ void gb__pin_check(const gb__thread *t)
  * poisoned while they are cached. */
 GB__NO_ASAN void gb__chunk_check(const gb__thread *t)
 {
-    size_t bound = gb__cfg.cache_bytes, bytes = 0;
-    for (int k = 0; k < GB__CACHE_CLASSES; k++) {
-        /* The size of class k's blocks (chunk.c): four classes per
-         * doubling from map_min. */
-        size_t octave = gb__cfg.map_min << (k / 4);
-        size_t size = octave + (size_t)(k % 4) * (octave / 4);
-        size_t n = 0;
-        for (void *const *p = t->mem.cache.head[k]; p; p = *p) {
-            EXPECT(++n <= bound / size,
-                   "the cache's list of class %d holds more %zu-byte blocks than the bound (%zu bytes) admits",
-                   k, size, bound);
-            bytes += size;
-        }
-    }
-    EXPECT(bytes == t->mem.cache.bytes, "the thread's cache.bytes is %zu, its lists hold %zu bytes", t->mem.cache.bytes,
-           bytes);
+    size_t bound = gb__cfg.cache_bytes;
+    gb__cache_check(&t->mem.cache);
     size_t spare = t->mem.dspare ? t->mem.dspare->chunk.size : 0;
     EXPECT(t->mem.cache.bytes + spare <= bound,
            "the thread caches %zu bytes and a spare page of %zu, past the bound of %zu", t->mem.cache.bytes, spare,
            bound);
-    size_t cached = atomic_load_explicit(&gb__stat.bytes_cached, memory_order_relaxed);
-    EXPECT(cached <= bound, "bytes_cached is %zu, past the process's bound of %zu", cached, bound);
 }
 
 /* ---------------------------------------------------------------- slabs */
-
-static unsigned count_bits(const uint64_t *v)
-{
-    unsigned n = 0;
-    for (unsigned w = 0; w < GB__SLAB_WORDS; w++)
-        n += (unsigned)__builtin_popcountll(v[w]);
-    return n;
-}
-
-/* Slab s whole (small.h, struct gb__slab); `full_seen` says whether a
- * full slab came before it on the list. Its dirty bytes are added to
- * *dirty. */
-static void slab_check(const gb__slab *s, bool full_seen, size_t *dirty)
-{
-    const size_t u = gb__os.page_size;
-    unsigned used = count_bits(s->used), ndirty = count_bits(s->dirty), released = count_bits(s->released);
-    EXPECT(used == s->nused && ndirty == s->ndirty && released == s->nreleased,
-           "slab %p counts %u used, %u dirty and %u released units, but its bits say %u, %u and %u",
-           (const void *)s, s->nused, s->ndirty, s->nreleased, used, ndirty, released);
-    for (unsigned w = 0; w < GB__SLAB_WORDS; w++)
-        EXPECT(!(s->used[w] & s->dirty[w]) && !(s->used[w] & s->released[w]) && !(s->dirty[w] & s->released[w]),
-               "slab %p: a unit of units %u-%u is two of used, dirty and released", (const void *)s, w * 64,
-               w * 64 + 63);
-    EXPECT(used > 0, "slab %p holds no unit in use but was not given back", (const void *)s);
-    EXPECT((size_t)ndirty * u < GB__SLAB_RELEASE_BATCH,
-           "slab %p holds %u dirty units (%zu bytes), a batch or more, not emptied", (const void *)s, ndirty,
-           (size_t)ndirty * u);
-    EXPECT(s->size >= GB__SLAB_UNITS * u, "slab %p's mapping of %zu bytes is smaller than its %u units",
-           (const void *)s, s->size, GB__SLAB_UNITS);
-    EXPECT(!full_seen || used == GB__SLAB_UNITS, "slab %p, with %u of %u units in use, comes after a full one",
-           (const void *)s, used, GB__SLAB_UNITS);
-    *dirty += (size_t)ndirty * u;
-}
 
 void gb__small_check(void)
 {
@@ -488,7 +357,10 @@ void gb__small_check(void)
     {
         EXPECT(++n < MOST_LINKS, "the list of slabs does not end");
         const gb__slab *s = GB__LIST_ENTRY(l, gb__slab, link);
-        slab_check(s, full_seen, &dirty);
+        EXPECT(!full_seen || s->nused == GB__SLAB_UNITS,
+               "slab %p, with %u of %u units in use, comes after a full one", (const void *)s, s->nused,
+               GB__SLAB_UNITS);
+        dirty += gb__slab_check(s);
         full_seen = s->nused == GB__SLAB_UNITS;
     }
     size_t counted = atomic_load_explicit(&gb__stat.slabs, memory_order_relaxed);
@@ -497,6 +369,29 @@ void gb__small_check(void)
     EXPECT(n == counted, "%zu slabs are on the list, but gb__stat.slabs says %zu", n, counted);
     EXPECT(dirty == said, "the slabs hold %zu bytes of dirty units, but gb__stat.bytes_small_dirty says %zu",
            dirty, said);
+}
+
+/* ------------------------------------------------------ the boundaries
+ *
+ * What the entry points check after an operation with GB_CHECK=2: what
+ * the operation changed, bounded by it, not the thread's whole state, so
+ * that a debug test of ten thousand regions stays linear. */
+
+void gb__check_entered(const gb__thread *t, const gb_region *r)
+{
+    EXPECT(t->cur->top == r && t->cur->depth > 0, "gb_enter: region %p is not the innermost of a stack of depth %zu",
+           (void *)r->handle, t->cur->depth);
+    gb__region_check(t, r, t->cur);
+    gb__dpage_check(&t->mem, r->page);
+}
+
+void gb__check_top(const gb__thread *t)
+{
+    const gb__rstack *s = t->cur;
+    EXPECT(!s->top == !s->depth, "the running context's region stack has depth %zu and top %p", s->depth,
+           (const void *)s->top);
+    if (s->top)
+        gb__region_check(t, s->top, s);
 }
 
 /* ---------------------------------------------------------------- all */

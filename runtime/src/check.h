@@ -59,6 +59,13 @@ void gb__handle_check(const gb__thread *t);
  * dirty bytes. Takes the slabs' lock. */
 void gb__small_check(void);
 
+/* The bounded checks of the boundaries (GB_CHECK=2, entry.c): r, just
+ * entered by t's running context, is the innermost region of its stack,
+ * whole, with its descriptor page; the innermost region of t's running
+ * context, if any, after a leave or a reset. */
+void gb__check_entered(const gb__thread *t, const gb_region *r);
+void gb__check_top(const gb__thread *t);
+
 /* All of the above over t's state (the slabs are the process's: not
  * these). */
 void gb__check_thread(const gb__thread *t);

@@ -10,6 +10,7 @@
  * innermost region, gb_alloc_in of the innermost or the next one out)
  * check a handle by equality alone: handles never repeat.
  */
+#include "check.h"
 #include "handle.h"
 #include "init.h"
 #include "pin.h"
@@ -40,6 +41,7 @@ gb_region *gb_enter(void)
     r->parent = s->top;
     s->top = r;
     s->depth++;
+    GB__CHECK_AT(gb__check_entered(t, r));
     return gb__region_handle(r);
 }
 
@@ -75,6 +77,7 @@ void gb_leave(gb_region *h)
     if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h))
         not_innermost("gb_leave", t, h);
     gb__pin_leave(t, t->cur);
+    GB__CHECK_AT(gb__check_top(t));
 }
 
 size_t gb_leave_to(gb_region *h)
@@ -92,6 +95,7 @@ size_t gb_leave_to(gb_region *h)
     size_t n = 0;
     for (; s->top != r; n++)
         gb__pin_leave(t, s);
+    GB__CHECK_AT(gb__check_top(t));
     return n;
 }
 
@@ -130,6 +134,7 @@ void gb_region_reset(gb_region *h, size_t keep_bytes)
         gb__pin_retire(t, g, p);
     }
     gb__region_empty(r, keep_bytes);
+    GB__CHECK_AT(gb__check_top(t));
 }
 
 /* ------------------------------------------------------------ allocating */

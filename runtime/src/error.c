@@ -56,6 +56,16 @@ void gb__assert_fail(const char *file, int line, const char *func, const char *e
 {
     gb__die("assertion failed: %s:%d: %s: %s", short_path(file), line, func, expr);
 }
+
+void gb__invariant_broken(const char *file, int line, const char *checker, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gb__die("invariant broken: %s (%s, %s:%d)", msg, checker, short_path(file), line);
+}
 #endif
 
 void gb__copy_out(const char *what, void *out, size_t size, const void *full, size_t full_size, size_t least)

@@ -75,6 +75,9 @@ static uint32_t entry_take(gb__mem *m)
 {
     if (m->dvacant) {
         uint32_t e = m->dvacant - 1;
+        /* A vacant entry is still the thread's, with no page. */
+        GB__ASSERT(e < DIR_ENTRIES && !dir[e].page &&
+                   atomic_load_explicit(&dir[e].owner, memory_order_relaxed) == m);
         m->dvacant = dir[e].next;
         return e;
     }
@@ -82,6 +85,8 @@ static uint32_t entry_take(gb__mem *m)
     uint32_t e;
     if (dir_pool) {
         e = dir_pool - 1;
+        /* An entry in the pool is no thread's and has no page. */
+        GB__ASSERT(e < dir_used && !dir[e].page && !atomic_load_explicit(&dir[e].owner, memory_order_relaxed));
         dir_pool = dir[e].next;
     } else if (dir_used < DIR_ENTRIES) {
         e = dir_used++;
@@ -106,6 +111,9 @@ static gb__dpage *dpage_new(gb__mem *m)
     size_t cap = (c.size - offsetof(gb__dpage, slot)) / sizeof(gb_region);
     if (cap == 0)
         gb__die("internal error: a page of %zu bytes holds no region descriptor", c.size);
+    /* The page is a fresh chunk, aligned for the descriptors it holds. */
+    GB__ASSERT(c.base && c.size >= gb__cfg.map_min && (uintptr_t)c.base % _Alignof(gb__dpage) == 0);
+    GB__ASSERT(!dir[e].page && dir[e].floor >= 1);
     pg->chunk = c;
     pg->owner = m;
     pg->free = NULL;
@@ -122,6 +130,8 @@ static gb__dpage *dpage_new(gb__mem *m)
  * thread's next page with a floor above every generation it issued. */
 static void dpage_release(gb__mem *m, gb__dpage *pg)
 {
+    /* Only an empty page of this thread goes back, and its entry names it. */
+    GB__ASSERT(pg->nused == 0 && pg->owner == m && dir[pg->entry].page == pg && pg->gen_hi >= pg->floor);
     if (gb__handle_in_avail(pg))
         gb__list_remove(&pg->alink);
     uint32_t e = pg->entry;
@@ -158,12 +168,15 @@ static bool spare_keep(gb__mem *m, gb__dpage *pg)
         gb__list_remove(&pg->alink);
     m->dspare = pg;
     gb__map_count_cached(size, true);
+    GB__CHECK_AT(gb__dpage_check(m, pg));
     return true;
 }
 
 static gb__dpage *spare_take(gb__mem *m)
 {
     gb__dpage *pg = m->dspare;
+    /* The spare is empty and on no list: taking it changes no slot. */
+    GB__ASSERT(pg && pg->nused == 0 && !gb__handle_in_avail(pg) && pg->owner == m);
     size_t size = pg->chunk.size;
     m->dspare = NULL;
     gb__map_count_cached(size, false);
@@ -189,6 +202,7 @@ void gb__handle_trim(gb__mem *m)
 
 void gb__handle_page_empty(gb__mem *m, gb__dpage *pg)
 {
+    GB__ASSERT(pg->nused == 0 && pg != m->dspare);
     if (!spare_keep(m, pg))
         dpage_release(m, pg);
 }
@@ -230,10 +244,14 @@ static hkind decode(gb__mem *m, uintptr_t h, gb_region **out)
         gb__dpage *pg = dir[e].page;
         if (!pg)
             return gen < dir[e].floor ? H_LEFT : H_BOGUS;
+        /* The entry's page is the thread's and knows its entry. */
+        GB__ASSERT(pg->owner == m && pg->entry == e && pg->nfresh <= pg->cap);
         if (s >= pg->nfresh)
             return gen < pg->floor ? H_LEFT : H_BOGUS;
         gb_region *r = &pg->slot[s];
         if (r->handle == h) {
+            /* A slot with a handle is in use, and its handle is its own. */
+            GB__ASSERT(r->state != GB__FREE && r->page == pg && r->gen == gen);
             *out = r;
             return H_REGION;
         }
@@ -323,6 +341,75 @@ gb_region *gb__handle_lookup(const char *who, gb__mem *m, const gb_region *h)
     gb__die("%s: %p is not a region handle (gb_enter never returned it)", who, (void *)h);
 }
 
+#if GB_CHECK
+/* (handle.h) Page pg of m, whole: every slot of
+ * [0, nfresh) is free with handle 0 or used (LIVE or RETIRED) with a
+ * handle that decodes to it, nused counts the used ones, the free list
+ * holds free slots of this page only, generations lie in [floor, gen_hi],
+ * and the page is on m's available list exactly when it has a slot to
+ * give and is not m's spare; only the spare is empty. */
+void gb__dpage_check(const gb__mem *m, const gb__dpage *pg)
+{
+    GB__EXPECT(pg->owner == m, "descriptor page %p is owned by the memory %p, not its thread's %p",
+           (const void *)pg, (const void *)pg->owner, (const void *)m);
+    GB__EXPECT(pg->nfresh <= pg->cap && pg->floor <= pg->gen_hi,
+           "descriptor page %p: nfresh %u > cap %u, or floor %ju > gen_hi %ju", (const void *)pg,
+           pg->nfresh, pg->cap, (uintmax_t)pg->floor, (uintmax_t)pg->gen_hi);
+    size_t used = 0;
+    for (uint32_t i = 0; i < pg->nfresh; i++) {
+        const gb_region *s = &pg->slot[i];
+        uintptr_t where = (uintptr_t)pg->entry << GB__H_SLOT_BITS | i;
+        GB__EXPECT(s->page == pg && s->where == where,
+               "descriptor page %p: slot %u names page %p and place %#jx, not its own", (const void *)pg, i,
+               (const void *)s->page, (uintmax_t)s->where);
+        if (!s->handle) {
+            GB__EXPECT(s->state == GB__FREE, "descriptor page %p: slot %u has handle 0 but state %d, not FREE",
+                   (const void *)pg, i, (int)s->state);
+            GB__EXPECT(s->gen <= pg->gen_hi, "descriptor page %p: free slot %u has generation %ju above gen_hi %ju",
+                   (const void *)pg, i, (uintmax_t)s->gen, (uintmax_t)pg->gen_hi);
+            continue;
+        }
+        used++;
+        GB__EXPECT(s->state == GB__LIVE || s->state == GB__RETIRED,
+               "descriptor page %p: slot %u has handle %p but state %d (a slot with a handle is LIVE or "
+               "RETIRED)",
+               (const void *)pg, i, (void *)s->handle, (int)s->state);
+        GB__EXPECT(pg->floor <= s->gen && s->gen <= pg->gen_hi,
+               "descriptor page %p: slot %u's generation %ju is outside [floor %ju, gen_hi %ju]",
+               (const void *)pg, i, (uintmax_t)s->gen, (uintmax_t)pg->floor, (uintmax_t)pg->gen_hi);
+        GB__EXPECT(s->handle == ((uintptr_t)(s->gen << GB__H_GEN_SHIFT) | where),
+               "descriptor page %p: slot %u's handle %p is not its generation %ju and place %#jx",
+               (const void *)pg, i, (void *)s->handle, (uintmax_t)s->gen, (uintmax_t)where);
+        GB__EXPECT(gb__handle_lookup("gb__handle_check", (gb__mem *)m, (const gb_region *)s->handle) == s,
+               "region %p does not decode to its own slot (page %p, slot %u)", (void *)s->handle,
+               (const void *)pg, i);
+    }
+    GB__EXPECT(used == pg->nused, "descriptor page %p: nused is %u, but %zu of its slots are LIVE or RETIRED",
+           (const void *)pg, pg->nused, used);
+    size_t nfree = 0;
+    for (const gb_region *s = pg->free; s; s = s->parent) {
+        GB__EXPECT(++nfree <= pg->nfresh - used,
+               "descriptor page %p: its free list holds more than its %zu free slots", (const void *)pg,
+               (size_t)(pg->nfresh - used));
+        GB__EXPECT(s >= pg->slot && s < pg->slot + pg->nfresh,
+               "descriptor page %p: its free list holds %p, not one of its used slots", (const void *)pg,
+               (const void *)s);
+        GB__EXPECT(s->handle == 0 && s->state == GB__FREE,
+               "descriptor page %p: slot %zu is on its free list with handle %p and state %d",
+               (const void *)pg, (size_t)(s - pg->slot), (void *)s->handle, (int)s->state);
+    }
+    bool spare = pg == m->dspare;
+    bool has_slot = pg->free || pg->nfresh < pg->cap;
+    GB__EXPECT(gb__handle_in_avail(pg) == (has_slot && !spare),
+           "descriptor page %p is %son the available list, with %s slot to give%s", (const void *)pg,
+           gb__handle_in_avail(pg) ? "" : "not ", has_slot ? "a" : "no", spare ? " (the spare)" : "");
+    GB__EXPECT(spare ? pg->nused == 0 : pg->nused > 0,
+           "descriptor page %p holds %u regions%s (only the spare is kept empty)", (const void *)pg,
+           pg->nused, spare ? " but is the spare" : "");
+}
+
+#endif
+
 /* ---------------------------------------------------------- thread exit */
 
 void gb__handle_at_exit(gb__mem *m)
@@ -334,6 +421,9 @@ void gb__handle_at_exit(gb__mem *m)
         if (atomic_load_explicit(&dir[e].owner, memory_order_relaxed) != m)
             continue;
         if (dir[e].page) {
+            /* Only pages holding regions outlive the thread: the spare was
+             * given back before (gb__handle_trim). */
+            GB__ASSERT(dir[e].page->nused > 0 && dir[e].page != m->dspare);
             atomic_store_explicit(&dir[e].owner, DIR_ORPHAN, memory_order_relaxed);
             continue;
         }

@@ -69,6 +69,13 @@ struct gb__dpage {
 gb__dpage *gb__handle_page_get(gb__mem *m);
 void gb__handle_page_empty(gb__mem *m, gb__dpage *pg);
 
+#if GB_CHECK
+/* Page pg of m whole, by the invariants at struct gb__dpage: stops naming
+ * the one broken (the descriptor pages' checker, beside the code that
+ * keeps them). */
+void gb__dpage_check(const gb__mem *m, const gb__dpage *pg);
+#endif
+
 static inline bool gb__handle_in_avail(const gb__dpage *pg)
 {
     return gb__list_linked(&pg->alink);
@@ -87,8 +94,12 @@ static inline gb_region *gb__handle_take(gb__mem *m)
     gb__dpage *pg = GB__LIKELY(!gb__list_empty(&m->davail))
                         ? GB__LIST_ENTRY(m->davail.next, gb__dpage, alink)
                         : gb__handle_page_get(m);
+    /* A page on the available list has a slot to give (handle.c keeps it
+     * so); a slot given is free, with no handle. */
+    GB__ASSERT(pg->owner == m && (pg->free || pg->nfresh < pg->cap));
     gb_region *r = pg->free;
     if (r) {
+        GB__ASSERT(r->state == GB__FREE && !r->handle && r->page == pg);
         pg->free = r->parent;
     } else {
         r = &pg->slot[pg->nfresh];
@@ -114,6 +125,8 @@ static inline void gb__handle_free(gb_region *r)
 {
     gb__dpage *pg = r->page;
     gb__mem *m = pg->owner;
+    /* Only a slot in use is freed, once. */
+    GB__ASSERT(r->handle && r->state != GB__FREE && pg->nused > 0 && r->gen <= pg->gen_hi);
     r->handle = 0;
     r->state = GB__FREE;
     r->gen++;

@@ -139,8 +139,10 @@ static unsigned log2_floor(size_t n)
 static size_t class_size(size_t n, const char *what)
 {
     size_t step = ((size_t)1 << log2_floor(n)) / 4;
-    size_t s = gb__round_up_checked(n, step, what);
-    return gb__round_up_checked(s, gb__os.page_size, what);
+    size_t s = gb__round_up_checked(gb__round_up_checked(n, step, what), gb__os.page_size, what);
+    /* At most a quarter more than asked, which the comment above promises. */
+    GB__ASSERT(s >= n && s - n < step + gb__os.page_size);
+    return s;
 }
 
 /* Whether a mapped chunk of `size` bytes is a huge one: aligned and
@@ -175,12 +177,44 @@ static size_t class_bytes(int k)
     return octave + (size_t)(k % 4) * (octave / 4);
 }
 
+#if GB_CHECK
+/* (map.h) Every list of cache, whole. Its blocks are poisoned under ASan:
+ * the walk reads their first two words as the cache wrote them. */
+GB__NO_ASAN void gb__cache_check(const gb__cache *cache)
+{
+    size_t bound = gb__cfg.cache_bytes, bytes = 0;
+    for (int k = 0; k < GB__CACHE_CLASSES; k++) {
+        size_t size = class_bytes(k), n = 0;
+        for (void *const *p = cache->head[k]; p; p = *p) {
+            GB__EXPECT(++n <= bound / size,
+                       "the cache's list of class %d holds more %zu-byte blocks than the bound (%zu bytes) admits", k,
+                       size, bound);
+            GB__EXPECT(((uintptr_t)p & (gb__os.page_size - 1)) == 0 && (!p[1] || p[1] == (const void *)p),
+                       "cached block %p of class %d is not page-aligned, or its kind word is %p (NULL, or the "
+                       "block itself for a huge one)",
+                       (const void *)p, k, p[1]);
+            GB__EXPECT(!p[1] || (gb__cfg.huge && ((uintptr_t)p & (gb__cfg.huge - 1)) == 0),
+                       "cached huge block %p of class %d does not start on a huge page", (const void *)p, k);
+            bytes += size;
+        }
+    }
+    GB__EXPECT(bytes == cache->bytes, "the thread's cache.bytes is %zu, its lists hold %zu bytes", cache->bytes,
+               bytes);
+    GB__EXPECT(cache->bytes <= atomic_load_explicit(&cache_total, memory_order_relaxed),
+               "the thread caches %zu bytes, more than the %zu reserved by every thread together", cache->bytes,
+               atomic_load_explicit(&cache_total, memory_order_relaxed));
+    size_t cached = atomic_load_explicit(&gb__stat.bytes_cached, memory_order_relaxed);
+    GB__EXPECT(cached <= bound, "bytes_cached is %zu, past the process's bound of %zu", cached, bound);
+}
+#endif
+
 /* Takes the newest block of class k out of cache, off bytes_cached and
  * then out of the process's bound, and returns it. */
 static void *cache_unlink(gb__cache *cache, int k)
 {
     size_t size = class_bytes(k);
     void *p = cache->head[k];
+    GB__ASSERT(p && ((uintptr_t)p & (gb__os.page_size - 1)) == 0);
     /* Handed out or unmapped, its bytes are no longer a freed block's. */
     gb__asan_unpoison(p, size);
     cache->head[k] = *(void **)p;
@@ -213,12 +247,16 @@ static bool cache_pop(gb__cache *cache, size_t size, bool fit, gb__chunk *out)
     while (!cache->head[j])
         if (++j > last || j >= GB__CACHE_CLASSES)
             return false;
+    /* A class is what cache_class says of its size: the block found fits
+     * the request. */
+    GB__ASSERT(class_bytes(k) == size && class_bytes(j) >= size);
     size = class_bytes(j);
     void *p = cache_unlink(cache, j);
     GB__ADD(cache_hits, 1);
     /* Its kind, as cache_push recorded it: blocks of one size may be of
      * either kind (the host's choice, or advice refused). */
     *out = (gb__chunk){.base = p, .size = size, .src = GB__SRC_MAP, .huge = ((void **)p)[1] != NULL};
+    GB__CHECK_AT(gb__cache_check(cache));
     return true;
 }
 
@@ -263,6 +301,10 @@ static bool cache_push(gb__cache *cache, gb__chunk c)
     int k = cache_class(c.size);
     if (k < 0)
         return false;
+    /* Only the runtime's own mappings are cached, each in the list of its
+     * size, and a huge one where it starts on a huge page. */
+    GB__ASSERT(c.src == GB__SRC_MAP && class_bytes(k) == c.size && ((uintptr_t)c.base & (gb__os.page_size - 1)) == 0);
+    GB__ASSERT(!c.huge || ((uintptr_t)c.base & (gb__cfg.huge - 1)) == 0);
     /* A huge block is kept only where there is room: faulted in afresh it
      * costs one fault per huge page, where the blocks it would push out
      * cost one per 4 KiB page. */
@@ -279,6 +321,7 @@ static bool cache_push(gb__cache *cache, gb__chunk c)
     cache->bytes += c.size;
     GB__ASSERT(cache->bytes <= gb__cfg.cache_bytes);
     gb__map_count_cached(c.size, true);
+    GB__CHECK_AT(gb__cache_check(cache));
     return true;
 }
 
@@ -287,6 +330,8 @@ void gb__map_cache_flush(gb__cache *cache)
     for (int k = 0; k < GB__CACHE_CLASSES; k++)
         while (cache->head[k])
             cache_drop(cache, k);
+    GB__ASSERT(cache->bytes == 0);
+    GB__CHECK_AT(gb__cache_check(cache));
 }
 
 /* ------------------------------------------------------------ the host's choice
@@ -414,6 +459,9 @@ gb__map_result gb__map_take(gb__cache *cache, size_t size, bool fit, gb__chunk *
     }
     if (c.huge)
         GB__ADD(bytes_huge, c.size);
+    /* At least the size asked for (exactly it when fit says so), a mapping
+     * of the runtime's own. */
+    GB__ASSERT(c.base && c.src == GB__SRC_MAP && c.size >= size && (!fit || c.size == size));
     *out = c;
     return GB__MAP_TAKEN;
 }
@@ -456,11 +504,13 @@ size_t gb__map_populate_more(const gb__chunk *c, size_t done, size_t want, size_
      * step, or one that took several, costs what the others do not. */
     if (time_it && n == gb__cfg.huge)
         gb__map_learn(c->huge, gb__os.now_ns() - t0);
+    GB__ASSERT(to >= want && to <= c->size);
     return to;
 }
 
 void gb__map_give(gb__cache *cache, gb__chunk c)
 {
+    GB__ASSERT(c.src == GB__SRC_MAP && c.base && c.size);
     if (c.huge)
         GB__SUB(bytes_huge, c.size);
     if (gb__cfg.cache_bytes && cache_push(cache, c))
@@ -475,6 +525,7 @@ bool gb__map_remap(gb__chunk c, size_t n, gb__chunk *out)
      * mapping), but it is counted as huge only where it still starts on a
      * huge page boundary, as a cached huge block must. */
     size_t size = class_size(n, "chunk grow");
+    GB__ASSERT(c.src == GB__SRC_MAP && size >= n && size > c.size);
     void *q = gb__os.remap(c.base, c.size, size);
     if (!q)
         return false;
@@ -517,6 +568,10 @@ void gb__map_retry_unmaps(void)
 
 void gb__map_unmap(void *p, size_t size, size_t mappings, size_t guard)
 {
+    /* Whole pages of a mapping, with room past the guard for the record of
+     * a deferred unmap. */
+    GB__ASSERT(p && ((uintptr_t)p & (gb__os.page_size - 1)) == 0 && size % gb__os.page_size == 0);
+    GB__ASSERT(mappings > 0 && guard + sizeof(pending_unmap) <= size);
     gb__map_retry_unmaps();
     if (gb__fix_unmap(p, size) == 0) {
         forget_mapping(size, mappings);

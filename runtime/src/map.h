@@ -54,6 +54,16 @@ typedef struct gb__cache {
     size_t bytes;
 } gb__cache;
 
+#if GB_CHECK
+/* cache's lists whole: each block page-aligned with its kind word (NULL,
+ * or the block itself for a huge one, which starts on a huge page), no
+ * more of a class than the bound admits, bytes their sum, within what
+ * every thread has reserved, and bytes_cached within the bound. Stops
+ * naming the invariant broken (the block cache's checker, beside the code
+ * that keeps it). */
+void gb__cache_check(const gb__cache *cache);
+#endif
+
 /* Reserves n mappings against the budget; false (nothing reserved) past it. */
 bool gb__map_reserve(size_t n);
 void gb__map_unreserve(size_t n);

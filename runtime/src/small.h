@@ -49,6 +49,12 @@ bool gb__small_get(gb__cache *cache, size_t n, gb__chunk *out);
 void gb__small_put(gb__cache *cache, gb__chunk c);
 
 #if GB_CHECK
+/* Slab s whole, by the invariants above that are its own (bits and counts,
+ * units in use, dirty bytes under a batch, a mapping that holds its
+ * units): stops naming the one broken. Returns its dirty units' bytes,
+ * for gb__small_check's sum. The caller holds the slabs' lock. */
+size_t gb__slab_check(const gb__slab *s);
+
 /* The list of slabs, with the lock that guards it held until
  * gb__small_slabs_unlock: for gb__small_check (check.c), which walks it. */
 const gb__list *gb__small_slabs_lock(void);
