@@ -181,6 +181,7 @@ GB_TEST(a_malformed_variable_stops_naming_it_and_what_it_takes)
         snprintf(past, sizeof past, "%llu", t->most + 1);
         expect_refused(t, past);
         expect_refused(t, "-1");
+        expect_refused(t, "-0");
         expect_refused(t, "5x");
         /* Its most is taken. */
         char most[32];
@@ -343,4 +344,39 @@ GB_TEST(a_second_gb_init_asking_for_one_option_otherwise_stops_naming_it)
             fprintf(stderr, "%s: every value settles as the default does on this machine\n", t->field);
     }
     CHECK(differed > 0);
+}
+
+/* Every member set at once, each to a value of its own (an enum at its
+ * last word, which every OS takes; a number at 300000 and up, rising down
+ * the table so that a first block is under its cap): each number is read
+ * from its own bytes and is the setting in force. */
+static void init_with_every_member(void)
+{
+    gb_options o;
+    gb_options_init(&o);
+    for (int i = 0; i < ROWS; i++) {
+        const gb__option *t = &gb__options[i];
+        set_member(&o, t, t->type ? (size_t)(unsigned)t->values[2] : 300000 + (size_t)i * 4096);
+    }
+    gb_init(&o);
+    print_in_force();
+}
+
+GB_TEST(every_member_is_read_from_its_own_bytes)
+{
+    outcome all;
+    run(init_with_every_member, &all);
+    if (!exited_0(&all))
+        gbt_fail(__FILE__, __LINE__, "gb_init with every member set stopped (status %d):\n%s", all.status, all.err);
+    for (int i = 0; i < ROWS; i++) {
+        const gb__option *t = &gb__options[i];
+        if (t->type)
+            continue;
+        char got[64], want[32];
+        value_in(all.err, t->field, got, sizeof got);
+        snprintf(want, sizeof want, "%zu", 300000 + (size_t)i * 4096);
+        if (strcmp(got, want) != 0)
+            gbt_fail(__FILE__, __LINE__, "%s=%s asked with every other member set, but %s is in force", t->field, want,
+                     got);
+    }
 }
