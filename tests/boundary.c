@@ -19,6 +19,7 @@
 #include "sanitizers.h"
 #include "small.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* Weak, as in tests/check.c: a runtime without the checks of the
@@ -224,6 +225,32 @@ GB_TEST(the_checks_of_the_boundaries_name_a_stack_out_of_order)
     SKIP_UNCHECKED();
     gbt_expect_death(depth_zero_with_a_region, "has depth 0 and top");
     gbt_expect_death(entered_not_innermost, "is not the innermost of a stack of depth 2");
+}
+
+/* --------------------------------------------------- thread.c, at exit */
+
+/* A thread whose region's byte count went wrong, and which exits with it
+ * still entered: its exit hook stops before it takes the state apart. */
+static void *exit_with_a_broken_region(void *arg)
+{
+    (void)arg;
+    gb_region *h = gb_enter();
+    memset(gb_alloc(100), 1, 100);
+    gb__handle_lookup("tests/boundary.c", &self()->mem, h)->bytes += 8;
+    return NULL;
+}
+
+static void thread_exits_broken(void)
+{
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, exit_with_a_broken_region, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+}
+
+GB_TEST(a_thread_that_exits_with_its_state_broken_stops_in_its_exit_hook)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(thread_exits_broken, "(gb__region_check, runtime/src/check.c:");
 }
 
 /* A sound thread passes every boundary: regions nested, reset, left,

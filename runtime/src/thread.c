@@ -15,6 +15,7 @@
  * gives back what a running thread keeps for speed; gb_safepoint does so
  * every GB_STRESS-th call, for tests.
  */
+#include "check.h"
 #include "chunk.h"
 #include "coro.h"
 #include "handle.h"
@@ -71,6 +72,9 @@ static void leave_entered(gb__thread *t)
 static void at_exit(void *arg)
 {
     gb__thread *t = arg;
+    /* The thread's whole state, once, before it is taken apart: what it
+     * leaves behind must have been sound (GB_CHECK=2). */
+    GB__CHECK_AT(gb__check_thread(t));
     /* What the TLS holds now is what Darwin's would: nothing to rely on.
      * A call below that looked the thread up anyway would make a new
      * state here (gb__self), which the check at the end names. */
