@@ -503,6 +503,7 @@ void gb__small_check(void)
 
 void gb__check_thread(const gb__thread *t)
 {
+    gb__index_check(&t->mem.index);
     gb__stacks_check(t);
     gb__pin_check(t);
     gb__handle_check(t);
