@@ -1910,3 +1910,215 @@ GB_TEST(threads_share_the_slabs_with_the_checker_which_reads_them_under_their_lo
     gb__small_check();
     CHECK_EQ(gbt_stats().slabs, 0);
 }
+
+/* ------------------------------------------------------------ the index
+ *
+ * The thread's address index (index.h) after index_build(): its table of
+ * 64 KiB granules is one of its own, larger than the thread's, and its
+ * table of 1 MiB granules (the solo block's) is the thread's own. Each
+ * case breaks one invariant of one table and asks gb__check_thread, which
+ * checks the index before the checkers that look blocks up in it. */
+
+/* build(), and 40 regions more, nested, each with a block of its own: more
+ * entries than the thread's own table holds at half. */
+static void index_build(void)
+{
+    build();
+    for (int i = 0; i < 40; i++)
+        memset(gb_alloc_in(gb_enter(), 100), i, 100);
+}
+
+static gb__index_table *fine_table(void)
+{
+    gb__index_table *t = &self()->mem.index.fine;
+    CHECK(t->cap > GB__INDEX_INLINE && t->slots != t->small);
+    return t;
+}
+
+static gb__index_table *coarse_table(void)
+{
+    gb__index_table *t = &self()->mem.index.coarse;
+    CHECK(t->cap == GB__INDEX_INLINE && t->slots == t->small && t->count > 0);
+    return t;
+}
+
+/* A used slot of t that the next `free` slots, all empty, follow. */
+static size_t slot_before_empty(const gb__index_table *t, size_t free)
+{
+    for (size_t i = 0; i < t->cap; i++) {
+        bool room = t->slots[i].key != 0;
+        for (size_t k = 1; k <= free && room; k++)
+            room = t->slots[(i + k) & (t->cap - 1)].key == 0;
+        if (room)
+            return i;
+    }
+    CHECK(!"a used slot followed by empty ones");
+    return 0;
+}
+
+static void index_slots_null(void)
+{
+    index_build();
+    fine_table()->slots = NULL;
+    gb__check_thread(self());
+}
+
+static void index_cap_not_a_power_of_two(void)
+{
+    index_build();
+    fine_table()->cap--;
+    gb__check_thread(self());
+}
+
+static void index_cap_below_the_threads_table(void)
+{
+    index_build();
+    coarse_table()->cap = GB__INDEX_INLINE / 2;
+    gb__check_thread(self());
+}
+
+static void index_own_table_with_a_larger_cap(void)
+{
+    index_build();
+    coarse_table()->cap = 2 * GB__INDEX_INLINE;
+    gb__check_thread(self());
+}
+
+static void index_table_of_its_own_with_the_threads_cap(void)
+{
+    index_build();
+    fine_table()->cap = GB__INDEX_INLINE;
+    gb__check_thread(self());
+}
+
+static void index_own_table_taken_for_a_mapping(void)
+{
+    index_build();
+    coarse_table()->mapped = true;
+    gb__check_thread(self());
+}
+
+static void index_granules_of_the_other_size(void)
+{
+    index_build();
+    fine_table()->shift = 20;
+    gb__check_thread(self());
+}
+
+static void index_entry_covering_nothing(void)
+{
+    index_build();
+    gb__index_table *t = fine_table();
+    gb__index_slot *e = &t->slots[slot_before_empty(t, 0)];
+    e->hi = e->lo;
+    gb__check_thread(self());
+}
+
+static void index_entry_past_its_granule(void)
+{
+    index_build();
+    gb__index_table *t = fine_table();
+    t->slots[slot_before_empty(t, 0)].hi = 64 * 1024 + 1;
+    gb__check_thread(self());
+}
+
+static void index_value_of_no_kind(void)
+{
+    index_build();
+    gb__index_table *t = fine_table();
+    t->slots[slot_before_empty(t, 0)].val |= 2;
+    gb__check_thread(self());
+}
+
+/* Moved two slots on, past an empty one: its run from home has a hole. */
+static void index_entry_past_a_hole(void)
+{
+    index_build();
+    gb__index_table *t = fine_table();
+    size_t i = slot_before_empty(t, 2), to = (i + 2) & (t->cap - 1);
+    t->slots[to] = t->slots[i];
+    t->slots[i] = (gb__index_slot){0, 0, NULL, 0, 0};
+    gb__check_thread(self());
+}
+
+static void index_entry_twice(void)
+{
+    index_build();
+    gb__index_table *t = fine_table();
+    size_t i = slot_before_empty(t, 1);
+    t->slots[(i + 1) & (t->cap - 1)] = t->slots[i];
+    t->count++;
+    gb__check_thread(self());
+}
+
+static void index_count_off(void)
+{
+    index_build();
+    fine_table()->count++;
+    gb__check_thread(self());
+}
+
+/* Entries of one granule under values of no range, in every empty slot
+ * from a used one on, so that each is in its run, until t holds count. */
+static void index_fill_to(gb__index_table *t, size_t count)
+{
+    size_t i = slot_before_empty(t, 0);
+    uintptr_t key = t->slots[i].key, n = 0;
+    while (t->count < count) {
+        i = (i + 1) & (t->cap - 1);
+        if (!t->slots[i].key) {
+            t->slots[i] = (gb__index_slot){key, ++n * 8, NULL, 0, 1};
+            t->count++;
+        }
+    }
+}
+
+static void index_past_half_full(void)
+{
+    index_build();
+    gb__index_table *t = coarse_table();
+    index_fill_to(t, t->cap / 2 + 1);
+    gb__check_thread(self());
+}
+
+GB_TEST(the_index_checker_passes_over_a_table_of_its_own_and_the_threads)
+{
+    SKIP_UNCHECKED();
+    index_build();
+    gb__index_check(&self()->mem.index);
+    const gb__index_table *f = fine_table(), *c = coarse_table();
+    CHECK(f->mapped);
+    /* Both tags and whole granules are there: a vec's arena, and the
+     * inside of a block of several granules. */
+    bool arena = false, whole = false;
+    for (size_t i = 0; i < f->cap; i++) {
+        arena |= f->slots[i].key && (f->slots[i].val & GB__INDEX_TAG) == GB__INDEX_ARENA;
+        whole |= f->slots[i].key && f->slots[i].lo == 0 && f->slots[i].hi == 64 * 1024;
+    }
+    CHECK(arena && whole);
+    CHECK(c->count > 0);
+    gb__check_thread(self());
+    /* Half full is within the bound (gb__index_prepare keeps it below,
+     * as each reservation counts a granule more than a range touches). */
+    index_fill_to(coarse_table(), GB__INDEX_INLINE / 2);
+    gb__index_check(&self()->mem.index);
+}
+
+GB_TEST(each_broken_index_invariant_stops_the_checker)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(index_slots_null, "the fine index table: slots (nil) with cap");
+    gbt_expect_death(index_cap_not_a_power_of_two, "is not a power of two of at least 64");
+    gbt_expect_death(index_cap_below_the_threads_table, "the coarse index table: cap 32 is not a power of two");
+    gbt_expect_death(index_own_table_with_a_larger_cap, "the coarse index table: cap 128 in the thread's own table");
+    gbt_expect_death(index_table_of_its_own_with_the_threads_cap, "the fine index table: cap 64 outside the thread's own");
+    gbt_expect_death(index_own_table_taken_for_a_mapping, "the thread's own table is taken for a mapping");
+    gbt_expect_death(index_granules_of_the_other_size, "the fine index table: granules of 2^20 bytes, not 2^16");
+    gbt_expect_death(index_entry_covering_nothing, "not a part of its 65536-byte granule");
+    gbt_expect_death(index_entry_past_its_granule, ", 65537), not a part of its 65536-byte granule");
+    gbt_expect_death(index_value_of_no_kind, "whose tag 2 names neither a block nor an arena");
+    gbt_expect_death(index_entry_past_a_hole, "lies past the empty slot");
+    gbt_expect_death(index_entry_twice, "both hold granule");
+    gbt_expect_death(index_count_off, "count is");
+    gbt_expect_death(index_past_half_full, "the coarse index table holds 33 entries in 64 slots, more than half full");
+}

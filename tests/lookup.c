@@ -7,6 +7,7 @@
 #include "common.h"
 #include "internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,12 +198,12 @@ GB_TEST(the_index_grows_with_the_blocks_and_goes_back_when_they_go)
     static char *p[4000];
     for (int i = 0; i < 300; i++)
         p[i] = gb_alloc(60 * KIB);
-    /* 300 blocks of 64 KiB: a table from malloc. */
+    /* 300 blocks of 64 KiB: a table of its own, counted in bytes_meta. */
     CHECK(gbt_stats().bytes_meta > meta);
     size_t blocks_mapped = gbt_stats().bytes_mapped;
     for (int i = 300; i < 4000; i++)
         p[i] = gb_alloc(60 * KIB);
-    /* 4,000: a table of its own, a mapping, counted in bytes_meta. It
+    /* 4,000: a larger table, a mapping, counted in bytes_meta. It
      * holds an entry per 64 KiB granule a block touches: one for a block
      * that starts on a granule's boundary, two for one that does not, so
      * how many depends on where the OS placed the blocks (4,000 to 8,000
@@ -402,4 +403,179 @@ GB_TEST(the_index_answers_for_exactly_its_ranges)
     CHECK_EQ(ix.fine.count + ix.coarse.count, 0);
     /* Back to the tables of its own. */
     CHECK(ix.fine.slots == ix.fine.small && ix.coarse.slots == ix.coarse.small);
+}
+
+/* ------------------------------------------- the index's tables and the OS
+ *
+ * A table past the thread's own is a mapping taken through the OS table
+ * and given back through map.c's one way out (index.c), so a fake OS sees
+ * it, refuses it, or fails its unmap, as it would a block's. */
+static void *(*real_map)(size_t, size_t);
+static int (*real_unmap)(void *, size_t);
+static void *mapped_at;
+static size_t mapped_bytes, unmapped_bytes;
+static void *unmapped_at;
+static int maps, unmaps, refuse_maps, fail_unmaps;
+
+static void *recording_map(size_t n, size_t align)
+{
+    maps++;
+    if (refuse_maps) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    mapped_at = real_map(n, align);
+    mapped_bytes = n;
+    return mapped_at;
+}
+
+static int recording_unmap(void *p, size_t n)
+{
+    unmaps++;
+    if (fail_unmaps) {
+        fail_unmaps--;
+        errno = ENOMEM;
+        return -1;
+    }
+    unmapped_at = p;
+    unmapped_bytes = n;
+    return real_unmap(p, n);
+}
+
+static void fake_os(void)
+{
+    gb_init(NULL);
+    real_map = gb__os.map;
+    real_unmap = gb__os.unmap;
+    gb__os.map = recording_map;
+    gb__os.unmap = recording_unmap;
+}
+
+/* Ranges of 100 bytes, one a 64 KiB granule: 100 of them are more than
+ * the thread's own table of 64 entries holds at half. */
+enum { TABLE_RANGES = 100 };
+static const uintptr_t table_at = (uintptr_t)1 << 40;
+
+static void enter_ranges(gb__index *ix)
+{
+    for (uintptr_t i = 0; i < TABLE_RANGES; i++)
+        gb__index_add(ix, (void *)(table_at + i * 64 * KIB), 100, table_at + i * 64 * KIB, NULL);
+}
+
+static void check_ranges_found(const gb__index *ix)
+{
+    void *owner;
+    for (uintptr_t i = 0; i < TABLE_RANGES; i++) {
+        CHECK_EQ(gb__index_find(ix, (void *)(table_at + i * 64 * KIB + 99), &owner), table_at + i * 64 * KIB);
+        CHECK_EQ(gb__index_find(ix, (void *)(table_at + i * 64 * KIB + 100), &owner), 0);
+    }
+}
+
+static void remove_ranges(gb__index *ix)
+{
+    for (uintptr_t i = 0; i < TABLE_RANGES; i++)
+        gb__index_remove(ix, (void *)(table_at + i * 64 * KIB), 100, table_at + i * 64 * KIB);
+}
+
+GB_TEST(the_index_table_is_mapped_and_unmapped_through_the_os_table)
+{
+    static gb__index ix;
+    fake_os();
+    size_t meta = gbt_stats().bytes_meta;
+    enter_ranges(&ix);
+    /* Two maps, the tables': one of 128 entries, given back by the OS's
+     * unmap when the one of 256 took its place; that one's bytes rounded
+     * up to the page, counted in bytes_meta and not among the runtime's
+     * mappings. */
+    CHECK_EQ(maps, 2);
+    CHECK_EQ(unmaps, 1);
+    CHECK_EQ(unmapped_bytes, gb__round_up(128 * sizeof(gb__index_slot), gb__os.page_size));
+    CHECK(ix.fine.mapped && (void *)ix.fine.slots == mapped_at);
+    CHECK_EQ(ix.fine.cap, 256);
+    size_t bytes = gb__round_up(256 * sizeof(gb__index_slot), gb__os.page_size);
+    CHECK_EQ(mapped_bytes, bytes);
+    CHECK_EQ(gbt_stats().bytes_meta, meta + bytes);
+    CHECK_EQ(gbt_stats().mappings, 0);
+    check_ranges_found(&ix);
+    /* Emptied, it goes back by the OS's unmap, whole. */
+    remove_ranges(&ix);
+    CHECK_EQ(unmaps, 2);
+    CHECK(unmapped_at == mapped_at && unmapped_bytes == bytes);
+    CHECK(ix.fine.slots == ix.fine.small && !ix.fine.mapped);
+    CHECK_EQ(gbt_stats().bytes_meta, meta);
+    gbt_check_all_given_back();
+}
+
+GB_TEST(a_refused_index_table_mapping_comes_from_malloc_and_loses_nothing)
+{
+    static gb__index ix;
+    fake_os();
+    size_t meta = gbt_stats().bytes_meta;
+    refuse_maps = 1;
+    enter_ranges(&ix);
+    /* Asked of the OS and refused, twice (128 entries, then 256): the
+     * tables are malloc's, of the same sizes, counted in bytes_meta, the
+     * first freed when the second took its place, and answer for every
+     * range. */
+    CHECK_EQ(maps, 2);
+    CHECK_EQ(unmaps, 0);
+    CHECK(!ix.fine.mapped && ix.fine.slots != ix.fine.small);
+    CHECK_EQ(ix.fine.cap, 256);
+    CHECK_EQ(gbt_stats().bytes_meta, meta + 256 * sizeof(gb__index_slot));
+    CHECK_EQ(gbt_stats().fallbacks_mmap, 0); /* no block was refused */
+    check_ranges_found(&ix);
+    /* A larger one is asked of the OS again, and given there; the malloc'd
+     * one is freed, not unmapped. */
+    refuse_maps = 0;
+    for (uintptr_t i = TABLE_RANGES; i < 2 * TABLE_RANGES; i++)
+        gb__index_add(&ix, (void *)(table_at + i * 64 * KIB), 100, table_at + i * 64 * KIB, NULL);
+    CHECK_EQ(maps, 3);
+    CHECK(ix.fine.mapped && ix.fine.cap == 512);
+    CHECK_EQ(unmaps, 0);
+    check_ranges_found(&ix);
+    CHECK_EQ(gbt_stats().bytes_meta, meta + gb__round_up(512 * sizeof(gb__index_slot), gb__os.page_size));
+    for (uintptr_t i = TABLE_RANGES; i < 2 * TABLE_RANGES; i++)
+        gb__index_remove(&ix, (void *)(table_at + i * 64 * KIB), 100, table_at + i * 64 * KIB);
+    remove_ranges(&ix);
+    CHECK_EQ(unmaps, 1);
+    CHECK_EQ(gbt_stats().bytes_meta, meta);
+    /* Refused and emptied: freed, and nothing is left counted. */
+    refuse_maps = 1;
+    enter_ranges(&ix);
+    CHECK_EQ(maps, 5);
+    CHECK(!ix.fine.mapped && ix.fine.cap == 256);
+    remove_ranges(&ix);
+    CHECK_EQ(unmaps, 1);
+    CHECK(ix.fine.slots == ix.fine.small);
+    CHECK_EQ(gbt_stats().bytes_meta, meta);
+    gbt_check_all_given_back();
+}
+
+/* At the mapping limit a table's munmap fails as a block's would: the
+ * table is emptied, counted as a pending unmap and still in bytes_meta,
+ * and unmapped by the next retry. */
+GB_TEST(an_index_table_whose_munmap_fails_is_unmapped_later)
+{
+    static gb__index ix;
+    fake_os();
+    size_t meta = gbt_stats().bytes_meta;
+    enter_ranges(&ix);
+    size_t bytes = mapped_bytes;
+    void *table = mapped_at;
+    fail_unmaps = 1;
+    remove_ranges(&ix);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.unmap_failures, 1);
+    CHECK_EQ(s.unmaps_pending, 1);
+    CHECK_EQ(s.bytes_meta, meta + bytes);
+    CHECK_EQ(s.mappings, 0);
+    CHECK(ix.fine.slots == ix.fine.small);
+    CHECK_EQ(unmaps, 2);
+    CHECK(unmapped_at != table);
+    gb__map_retry_unmaps();
+    s = gbt_stats();
+    CHECK_EQ(s.unmaps_pending, 0);
+    CHECK(unmapped_at == table && unmapped_bytes == bytes);
+    CHECK_EQ(s.bytes_meta, meta);
+    gbt_check_all_given_back();
 }

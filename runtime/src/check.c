@@ -398,6 +398,7 @@ void gb__check_top(const gb__thread *t)
 
 void gb__check_thread(const gb__thread *t)
 {
+    gb__index_check(&t->mem.index);
     gb__stacks_check(t);
     gb__pin_check(t);
     gb__handle_check(t);

@@ -18,12 +18,16 @@
  * smaller than it, or by the two ends of ranges that meet in it.
  *   - slots holds cap entries (a power of two, or 0 and NULL before the
  *     first entry), open addressing with linear probing; key 0 is an empty
- *     slot, else granule + 1;
+ *     slot, else granule + 1; every entry lies in the probe run from its
+ *     home slot (no empty slot between the two), and no granule is
+ *     entered twice for one value;
  *   - count entries are in use, at most half of cap;
  *   - slots is small, inside the thread's state, until more entries are
- *     needed; then a table of its own, a mapping (index.c says why),
+ *     needed; then a table of its own, larger, a mapping taken through
+ *     the OS table (from malloc when that is refused; index.c says why),
  *     counted in bytes_meta, which goes back when the table empties and
- *     slots is small again.
+ *     slots is small again (cap GB__INDEX_INLINE, and only then).
+ * gb__index_check reads all of it.
  */
 #ifndef GB_INDEX_H
 #define GB_INDEX_H
@@ -116,5 +120,17 @@ uintptr_t gb__index_find(const gb__index *ix, const void *p, void **owner);
  * nothing before then is given back at once (gb__index_remove), so a
  * sweep has none to give back. */
 void gb__index_release(gb__index *ix);
+
+#if GB_CHECK
+/* Stops the process, naming the invariant, when one of ix's tables breaks
+ * what this header says of it: slots NULL exactly when cap is 0, cap a
+ * power of two of at least GB__INDEX_INLINE and that one exactly for the
+ * thread's own table, which is no mapping, granules of the table's own
+ * size, each entry a part [lo, hi) of its granule with a value tagged as a
+ * block or an arena, in the probe run from its home and not entered twice,
+ * count the slots in use and at most half of cap. Only reads; time linear
+ * in the tables at the load they keep (check.h). */
+void gb__index_check(const gb__index *ix);
+#endif
 
 #endif /* GB_INDEX_H */

@@ -11,8 +11,11 @@
  *     split a mapping while the process is at the limit). The pages are
  *     then emptied at once, which gives the memory back, and the range is
  *     kept on a list, recorded in its own last bytes, to be unmapped later.
- *     Every mapping leaves through that one path (gb__map_unmap): blocks,
- *     slabs, descriptor pages, index tables and coroutine stacks alike.
+ *     Every mapping leaves through that one path (unmap_range): blocks,
+ *     slabs, descriptor pages and coroutine stacks by gb__map_unmap, the
+ *     address index's tables, which count as metadata, by
+ *     gb__map_unmap_meta. Every one comes from the OS table (os/os.h),
+ *     those tables included (index.c), so a test's fake OS sees them all.
  * Each thread keeps a few MiB of given-back blocks, resident, for its next
  * regions (the cache): a fresh page costs a fault, which dominates the
  * cost of a small region that is entered and left over and over. The
@@ -31,13 +34,15 @@
 #include <string.h>
 
 /* A range whose munmap failed: [base, base + size), counted as `mappings`
- * mappings. The record sits in the range's last bytes, which every caller
- * keeps writable (a stack's guard is its first page). */
+ * mappings and size bytes in bytes_mapped, or, for metadata, size bytes in
+ * bytes_meta alone. The record sits in the range's last bytes, which every
+ * caller keeps writable (a stack's guard is its first page). */
 typedef struct pending_unmap {
     struct pending_unmap *next;
     void *base;
     size_t size;
     size_t mappings;
+    bool meta;
 } pending_unmap;
 
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -540,8 +545,14 @@ bool gb__map_remap(gb__chunk c, size_t n, gb__chunk *out)
     return true;
 }
 
-static void forget_mapping(size_t size, size_t mappings)
+/* Uncounts a range that has left: from bytes_mapped and mappings, or, for
+ * metadata, from bytes_meta. */
+static void forget_mapping(size_t size, size_t mappings, bool meta)
 {
+    if (meta) {
+        GB__SUB(bytes_meta, size);
+        return;
+    }
     GB__SUB(bytes_mapped, size);
     GB__SUB(mappings, mappings);
 }
@@ -557,7 +568,7 @@ void gb__map_retry_unmaps(void)
         pending_unmap d = *u; /* the record goes with the range */
         if (gb__fix_unmap(d.base, d.size) == 0) {
             *pp = d.next;
-            forget_mapping(d.size, d.mappings);
+            forget_mapping(d.size, d.mappings, d.meta);
             GB__SUB(unmaps_pending, 1);
         } else {
             pp = &u->next;
@@ -566,15 +577,17 @@ void gb__map_retry_unmaps(void)
     pthread_mutex_unlock(&pending_lock);
 }
 
-void gb__map_unmap(void *p, size_t size, size_t mappings, size_t guard)
+/* The one way out, behind both doors (gb__map_unmap, gb__map_unmap_meta):
+ * they differ only in the counters the range leaves. */
+static void unmap_range(void *p, size_t size, size_t mappings, size_t guard, bool meta)
 {
     /* Whole pages of a mapping, with room past the guard for the record of
      * a deferred unmap. */
     GB__ASSERT(p && ((uintptr_t)p & (gb__os.page_size - 1)) == 0 && size % gb__os.page_size == 0);
-    GB__ASSERT(mappings > 0 && guard + sizeof(pending_unmap) <= size);
+    GB__ASSERT((mappings > 0) != meta && guard + sizeof(pending_unmap) <= size);
     gb__map_retry_unmaps();
     if (gb__fix_unmap(p, size) == 0) {
-        forget_mapping(size, mappings);
+        forget_mapping(size, mappings, meta);
         return;
     }
     /* The range stays mapped: empty it now so the memory leaves, and keep
@@ -583,9 +596,18 @@ void gb__map_unmap(void *p, size_t size, size_t mappings, size_t guard)
     (void)gb__fix_release((char *)p + guard, size - guard);
     pending_unmap *u = (pending_unmap *)((char *)p + size) - 1;
     pthread_mutex_lock(&pending_lock);
-    *u = (pending_unmap){.next = pending, .base = p, .size = size, .mappings = mappings};
+    *u = (pending_unmap){.next = pending, .base = p, .size = size, .mappings = mappings, .meta = meta};
     pending = u;
     pthread_mutex_unlock(&pending_lock);
     GB__ADD(unmaps_pending, 1);
 }
 
+void gb__map_unmap(void *p, size_t size, size_t mappings, size_t guard)
+{
+    unmap_range(p, size, mappings, guard, false);
+}
+
+void gb__map_unmap_meta(void *p, size_t size)
+{
+    unmap_range(p, size, 0, 0, true);
+}

@@ -140,6 +140,13 @@ bool gb__map_remap(gb__chunk c, size_t n, gb__chunk *out);
  * deferred unmap is kept there. */
 void gb__map_unmap(void *p, size_t size, size_t mappings, size_t guard);
 
+/* The same way out for a mapping the runtime counts as metadata, not as
+ * one of its mappings: an address index's table (index.c), counted as
+ * size bytes in bytes_meta and outside the mapping budget. It leaves
+ * bytes_meta when it is unmapped; when munmap fails it is emptied now,
+ * unmapped later as above, and stays in bytes_meta until then. */
+void gb__map_unmap_meta(void *p, size_t size);
+
 /* Tries again to unmap the ranges whose munmap failed. */
 void gb__map_retry_unmaps(void);
 
