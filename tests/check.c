@@ -2026,7 +2026,8 @@ static void index_value_of_no_kind(void)
 {
     index_build();
     gb__index_table *t = fine_table();
-    t->slots[slot_before_empty(t, 0)].val |= 2;
+    gb__index_slot *e = &t->slots[slot_before_empty(t, 0)];
+    e->val = (e->val & ~GB__INDEX_TAG) | 2; /* a block's or an arena's, that one may be */
     gb__check_thread(self());
 }
 
