@@ -220,11 +220,31 @@ GB_TEST(a_region_broken_stops_at_the_next_leave)
     gbt_expect_death(outer_bump_broken_then_leave_inner, "(gb__region_check, runtime/src/check.c:");
 }
 
+/* The innermost region checked as the one just entered, on a stack whose
+ * depth says none. */
+static void entered_on_a_stack_of_depth_zero(void)
+{
+    gb_region *h = gb_enter();
+    self()->cur->depth = 0;
+    gb__check_entered(self(), gb__handle_lookup("tests/boundary.c", &self()->mem, h));
+}
+
+/* The region just entered, whose byte count went wrong. */
+static void entered_with_its_bytes_off(void)
+{
+    gb_region *h = gb_enter();
+    gb_region *r = gb__handle_lookup("tests/boundary.c", &self()->mem, h);
+    r->bytes += 8;
+    gb__check_entered(self(), r);
+}
+
 GB_TEST(the_checks_of_the_boundaries_name_a_stack_out_of_order)
 {
     SKIP_UNCHECKED();
     gbt_expect_death(depth_zero_with_a_region, "has depth 0 and top");
     gbt_expect_death(entered_not_innermost, "is not the innermost of a stack of depth 2");
+    gbt_expect_death(entered_on_a_stack_of_depth_zero, "is not the innermost of a stack of depth 0");
+    gbt_expect_death(entered_with_its_bytes_off, "(gb__region_check, runtime/src/check.c:");
 }
 
 /* --------------------------------------------------- thread.c, at exit */
