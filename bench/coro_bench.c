@@ -145,7 +145,7 @@ static void stage_spin(void *arg)
     switch (stage) {
     case STAGE_BARE:
         for (;;)
-            gb__switch(&c->sp, t->main_sp, 1);
+            gb__switch(&c->fz.sp, t->main_sp, 1);
     case STAGE_HANDLE:
         for (;;)
             yield_handle();
@@ -167,7 +167,7 @@ static double stage_trips(int s, gb_coro *h, long n)
     switch (s) {
     case STAGE_BARE:
         for (long i = 0; i < n; i++)
-            gb__switch(&t->main_sp, c->sp, 0);
+            gb__switch(&t->main_sp, c->fz.sp, 0);
         break;
     case STAGE_HANDLE:
         for (long i = 0; i < n; i++)

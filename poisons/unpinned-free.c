@@ -8,9 +8,9 @@
  */
 #include "fix/fix.h"
 
-gb_coro *gb__fix_pinner(gb__thread *t, gb_region *r)
+gb__frozen *gb__fix_pinner(gb__pins *p, gb_region *r)
 {
-    (void)t;
+    (void)p;
     (void)r;
     return NULL;
 }

@@ -113,8 +113,8 @@ static gb_region *slot_of(gb_region *h)
 
 static gb_region *retired(void)
 {
-    CHECK(!gb__list_empty(&self()->retired_pinned));
-    return GB__LIST_ENTRY(self()->retired_pinned.next, gb_region, rlink);
+    CHECK(!gb__list_empty(&self()->pins.retired_pinned));
+    return GB__LIST_ENTRY(self()->pins.retired_pinned.next, gb_region, rlink);
 }
 
 /* The descriptor of the coroutine h names. */
@@ -127,8 +127,8 @@ static gb_coro *coro(gb_coro *h)
  * coroutine waits there for its try until that one yields or finishes. */
 static gb_region *dirty(void)
 {
-    CHECK(!gb__list_empty(&self()->retired_dirty));
-    return GB__LIST_ENTRY(self()->retired_dirty.next, gb_region, rlink);
+    CHECK(!gb__list_empty(&self()->pins.retired_dirty));
+    return GB__LIST_ENTRY(self()->pins.retired_dirty.next, gb_region, rlink);
 }
 
 /* The second chained (not solo) block of r, newest first: one of its
@@ -230,7 +230,7 @@ GB_TEST(the_checkers_pass_over_a_thread_holding_every_kind_of_state)
     CHECK(r->nblocks > 0);
     CHECK(!gb__list_empty(&slot_of(state.outer)->arenas));
     CHECK(self()->mem.cache.bytes > 0);
-    CHECK_EQ(self()->npinned, 1);
+    CHECK_EQ(self()->pins.npinned, 1);
     gb_leave(state.inner);
     gb__check_thread(self());
     gb_coro_free(state.holder);
@@ -315,7 +315,7 @@ GB_TEST(a_pinned_region_without_a_witness_stops_the_checker)
 static void npinned_off(void)
 {
     build();
-    self()->npinned++;
+    self()->pins.npinned++;
     gb__check_thread(self());
 }
 
@@ -330,7 +330,7 @@ GB_TEST(npinned_that_does_not_count_the_pinned_list_stops_the_checker)
 static void witness_names_another(void)
 {
     build();
-    retired()->witness = (gb_coro *)((char *)self()->frozen.next - offsetof(gb_coro, flink));
+    retired()->witness = GB__LIST_ENTRY(self()->pins.frozen.next, gb__frozen, flink);
     CHECK(retired()->witness != NULL);
     gb__check_thread(self());
 }
@@ -344,7 +344,7 @@ GB_TEST(a_witnessed_region_naming_another_witness_stops_the_checker)
 static void frozen_finished(void)
 {
     build();
-    GB__LIST_ENTRY(self()->frozen.next, gb_coro, flink)->status = GB_CORO_FINISHED;
+    gb__coro_of_frozen(GB__LIST_ENTRY(self()->pins.frozen.next, gb__frozen, flink))->status = GB_CORO_FINISHED;
     gb__check_thread(self());
 }
 
@@ -485,8 +485,8 @@ static void check_inside_the_witness(void)
 {
     const gb__thread *t = self();
     CHECK(t->cur_coro == coro(state.holder));
-    CHECK(!gb__pin_is_frozen(t->cur_coro) && gb__list_linked(&t->cur_coro->flink));
-    CHECK(!gb__list_empty(&t->cur_coro->witnessed));
+    CHECK(!gb__pin_is_frozen(&t->cur_coro->fz) && gb__list_linked(&t->cur_coro->fz.flink));
+    CHECK(!gb__list_empty(&t->cur_coro->fz.witnessed));
     gb__check_thread(t);
 }
 
@@ -503,7 +503,7 @@ static void check_off_the_frozen_list(void)
 {
     /* A leave reads the frozen list, taking the thawed ones off it. */
     gb_leave(gb_enter());
-    CHECK(!gb__list_linked(&self()->cur_coro->flink));
+    CHECK(!gb__list_linked(&self()->cur_coro->fz.flink));
     gb__check_thread(self());
 }
 
@@ -520,14 +520,14 @@ GB_TEST(the_checkers_pass_inside_coroutines_and_over_their_pinned_finished_and_w
     gb_coro *second = gb_coro_new(gbs_hold_forever, gb_alloc(100), 0);
     gb_coro_resume(second);
     gb_leave(p);
-    CHECK_EQ(self()->npinned, 2);
+    CHECK_EQ(self()->pins.npinned, 2);
     gb__check_thread(self());
 
     gb_coro *once = gb_coro_new(gbs_hold_once, NULL, 0);
     gb_coro_resume(once);
     gb_coro_resume(once);
     CHECK_EQ(gb_coro_status_of(once), GB_CORO_FINISHED);
-    CHECK(gb__list_linked(&coro(once)->flink) && !gb__pin_is_frozen(coro(once)));
+    CHECK(gb__list_linked(&coro(once)->fz.flink) && !gb__pin_is_frozen(&coro(once)->fz));
     gb__check_thread(self());
 
     static const job here = {check_here};
@@ -541,7 +541,7 @@ GB_TEST(the_checkers_pass_inside_coroutines_and_over_their_pinned_finished_and_w
     witness_job = witness_resumes;
     gb_coro_resume(state.holder);
     witness_job = NULL;
-    CHECK_EQ(self()->npinned, 2);
+    CHECK_EQ(self()->pins.npinned, 2);
     gb__check_thread(self());
 
     gb_coro_free(once);
@@ -959,7 +959,7 @@ GB_TEST(a_live_region_whose_stack_field_is_not_its_stack_stops_the_checker)
 static void live_region_with_a_witness(void)
 {
     build();
-    slot_of(state.inner)->witness = coro(state.idle);
+    slot_of(state.inner)->witness = &coro(state.idle)->fz;
     gb__check_thread(self());
 }
 
@@ -1496,7 +1496,7 @@ GB_TEST(a_broken_pinned_region_stops_the_checker)
 static void npinned_short(void)
 {
     build();
-    self()->npinned--;
+    self()->pins.npinned--;
     gb__check_thread(self());
 }
 
@@ -1511,7 +1511,7 @@ static void witnessed_on_no_retired_list(void)
 {
     build();
     gb__list_remove(&retired()->rlink);
-    self()->npinned--;
+    self()->pins.npinned--;
     gb__check_thread(self());
 }
 
@@ -1523,7 +1523,7 @@ GB_TEST(a_witnessed_region_on_no_retired_list_stops_the_checker)
 
 static void dirty_with_a_witness(void)
 {
-    dirty()->witness = coro(state.idle);
+    dirty()->witness = &coro(state.idle)->fz;
     gb__check_thread(self());
 }
 
@@ -1562,7 +1562,7 @@ GB_TEST(a_dirty_region_with_a_witness_or_broken_stops_the_checker)
 static void frozen_one_thawed(void)
 {
     build();
-    coro(state.idle)->frozen = false;
+    coro(state.idle)->fz.frozen = false;
     gb__check_thread(self());
 }
 
@@ -1573,7 +1573,7 @@ static void finished_one_of_another_thread(void)
     gb_coro *once = gb_coro_new(gbs_hold_once, NULL, 0);
     gb_coro_resume(once);
     gb_coro_resume(once);
-    CHECK(gb__list_linked(&coro(once)->flink));
+    CHECK(gb__list_linked(&coro(once)->fz.flink));
     coro(once)->thread = &another;
     gb__check_thread(self());
 }
@@ -1601,7 +1601,7 @@ GB_TEST(another_threads_coroutine_on_the_frozen_list_stops_the_checker)
 static void running_one_of_another_thread_off_the_list(void)
 {
     gb_leave(gb_enter());
-    CHECK(!gb__list_linked(&self()->cur_coro->flink));
+    CHECK(!gb__list_linked(&self()->cur_coro->fz.flink));
     self()->cur_coro->thread = &another;
     gb__check_thread(self());
 }
@@ -1620,7 +1620,7 @@ GB_TEST(a_running_coroutine_of_another_thread_stops_the_checker)
 
 static void waiting_one_off_the_list(void)
 {
-    gb__list_remove(&self()->cur_coro->caller->flink);
+    gb__list_remove(&self()->cur_coro->caller->fz.flink);
     gb__check_thread(self());
 }
 
@@ -1648,6 +1648,221 @@ GB_TEST(a_frozen_coroutine_running_with_none_waited_on_stops_the_checker)
 {
     SKIP_UNCHECKED();
     gbt_expect_death(waiting_on_none, "1 frozen coroutines are RUNNING (waiting on one they resumed), but 0");
+}
+
+/* ------------------------------------------------------ stack summaries
+ *
+ * build() leaves both suspended coroutines with a summary: the leave that
+ * retired the pinned region asked the idle one first (the most recently
+ * frozen) and then the holder. Each case breaks one promise of struct
+ * gb__frozen (pin.h) in the idle one's and runs the summary checker. */
+
+/* The idle coroutine's stack record, its summary built and sound. */
+static gb__frozen *idle_summary(void)
+{
+    build();
+    gb__frozen *f = &coro(state.idle)->fz;
+    CHECK(f->summary_valid && f->frozen);
+    CHECK(f->nsummary >= 2 && f->nsummary < f->summary_cap);
+    gb__pin_summary_check(f);
+    return f;
+}
+
+static void stale_summary_not_emptied(void)
+{
+    idle_summary()->summary_valid = false;
+    gb__check_thread(self());
+}
+
+GB_TEST(a_stale_summary_that_still_holds_words_stops_the_pin_checker)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(stale_summary_not_emptied, "its stale summary holds ");
+    gbt_expect_death(stale_summary_not_emptied, "(gb__pin_summary_check, pin.c:");
+}
+
+static void valid_summary_of_a_thawed_stack(void)
+{
+    idle_summary()->frozen = false;
+    gb__pin_summary_check(&coro(state.idle)->fz);
+}
+
+GB_TEST(a_valid_summary_of_a_stack_that_is_not_frozen_stops_the_summary_checker)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(valid_summary_of_a_thawed_stack, "has a valid summary but is not frozen");
+}
+
+static void summary_past_its_capacity(void)
+{
+    gb__frozen *f = idle_summary();
+    f->nsummary = f->summary_cap + 1;
+    gb__pin_summary_check(f);
+}
+
+GB_TEST(a_summary_longer_than_its_allocation_stops_the_summary_checker)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(summary_past_its_capacity, "words, past the ");
+}
+
+static void summary_word_below_the_lowest_pointer(void)
+{
+    gb__frozen *f = idle_summary();
+    f->summary[0] = GB__LOWEST_POINTER - 1;
+    gb__pin_summary_check(f);
+}
+
+GB_TEST(a_summary_word_below_the_lowest_pointer_stops_the_summary_checker)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(summary_word_below_the_lowest_pointer, "summary word 0 is 0xfff, below the lowest pointer");
+}
+
+/* The second word made equal to the first: sorted, but not distinct. */
+static void summary_word_repeated(void)
+{
+    gb__frozen *f = idle_summary();
+    f->summary[1] = f->summary[0];
+    gb__pin_summary_check(f);
+}
+
+/* The last word made smaller than the one before it. */
+static void summary_out_of_order(void)
+{
+    gb__frozen *f = idle_summary();
+    f->summary[f->nsummary - 1] = f->summary[f->nsummary - 2] - 1;
+    gb__pin_summary_check(f);
+}
+
+GB_TEST(a_summary_out_of_order_or_repeating_a_word_stops_the_summary_checker)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(summary_word_repeated, "summary word 1 (");
+    gbt_expect_death(summary_word_repeated, "is not above the one before it");
+    gbt_expect_death(summary_out_of_order, "is not above the one before it");
+}
+
+/* The summary's last word dropped: a word of the stack it no longer
+ * holds. */
+static void summary_missing_a_word(void)
+{
+    gb__frozen *f = idle_summary();
+    f->nsummary--;
+    gb__pin_summary_check(f);
+}
+
+GB_TEST(a_summary_missing_a_word_of_its_stack_stops_the_summary_checker)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(summary_missing_a_word, "is not in its summary (the summary covers the stack)");
+}
+
+/* A word past the summary's largest, which no word of the stack is,
+ * appended where the allocation has room. */
+static void summary_with_a_word_of_no_stack(void)
+{
+    gb__frozen *f = idle_summary();
+    f->summary[f->nsummary] = f->summary[f->nsummary - 1] + 8;
+    f->nsummary++;
+    gb__pin_summary_check(f);
+}
+
+GB_TEST(a_summary_holding_a_word_that_is_not_on_its_stack_stops_the_summary_checker)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(summary_with_a_word_of_no_stack, "is no word of its stack");
+}
+
+/* A finished coroutine, thawed on the frozen list, whose stale summary
+ * still holds words: the checker asks the thawed ones too. */
+static void finished_one_with_a_stale_summary(void)
+{
+    build();
+    gb_coro *once = gb_coro_new(gbs_hold_once, NULL, 0);
+    gb_coro_resume(once);
+    gb_coro_resume(once);
+    gb__frozen *f = &coro(once)->fz;
+    CHECK(gb__list_linked(&f->flink) && !f->frozen && !f->summary_valid);
+    f->nsummary = 3;
+    gb__check_thread(self());
+}
+
+/* The running coroutine, taken off the frozen list by a leave, with a
+ * stale summary that still holds words. */
+static void running_one_with_a_stale_summary_inside(void)
+{
+    gb_leave(gb_enter());
+    gb__frozen *f = &self()->cur_coro->fz;
+    CHECK(!gb__list_linked(&f->flink) && !f->summary_valid);
+    f->nsummary = 2;
+    gb__check_thread(self());
+}
+
+static void running_one_with_a_stale_summary(void)
+{
+    static const job j = {running_one_with_a_stale_summary_inside};
+    build();
+    run_inside(&j);
+}
+
+GB_TEST(a_stale_summary_holding_words_of_a_thawed_or_running_stack_stops_the_pin_checker)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(finished_one_with_a_stale_summary, "its stale summary holds 3 words");
+    gbt_expect_death(running_one_with_a_stale_summary, "its stale summary holds 2 words");
+}
+
+GB_TEST(a_summary_that_fills_its_allocation_passes_the_summary_checker)
+{
+    SKIP_UNCHECKED();
+    gb__frozen *f = idle_summary();
+    size_t cap = f->summary_cap;
+    f->summary_cap = f->nsummary;
+    gb__pin_summary_check(f);
+    f->summary_cap = cap;
+    gb_coro_free(state.holder);
+    gb_coro_free(state.idle);
+    gb_leave(state.inner);
+    gb_leave(state.outer);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+/* The lowest pointer itself put in front of the summary, where no word
+ * of the stack is: a pointer, so the checker names it as a word of no
+ * stack, not as one below the lowest pointer. */
+static void summary_led_by_the_lowest_pointer(void)
+{
+    gb__frozen *f = idle_summary();
+    CHECK(f->summary[0] > GB__LOWEST_POINTER);
+    memmove(&f->summary[1], &f->summary[0], f->nsummary * sizeof *f->summary);
+    f->summary[0] = GB__LOWEST_POINTER;
+    f->nsummary++;
+    gb__pin_summary_check(f);
+}
+
+/* A word of the frozen stack below every pointer made the lowest pointer
+ * itself, which the summary, built before, does not hold. Reads and
+ * writes the frozen frames, which hold ASan's redzones, as the scan does:
+ * without its checks. */
+GB__NO_ASAN static void stack_word_at_the_lowest_pointer(void)
+{
+    gb__frozen *f = idle_summary();
+    uintptr_t *w = f->sp;
+    size_t i = 0;
+    while (&w[i] < (uintptr_t *)(void *)f->hi && w[i] >= GB__LOWEST_POINTER)
+        i++;
+    CHECK(&w[i] < (uintptr_t *)(void *)f->hi);
+    w[i] = GB__LOWEST_POINTER;
+    gb__pin_summary_check(f);
+}
+
+GB_TEST(the_lowest_pointer_counts_as_a_pointer_in_a_summary_and_on_its_stack)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(summary_led_by_the_lowest_pointer, "summary word 0 (0x1000) is no word of its stack");
+    gbt_expect_death(stack_word_at_the_lowest_pointer, "its word 0x1000 at ");
 }
 
 /* ---------------------------------------------------------------- cache */

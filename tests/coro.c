@@ -1049,7 +1049,7 @@ static void ask_while_it_waits(void *arg)
     asked_case *k = arg;
     /* Not a runtime promise but the state this case is about: the region
      * has no witness now and waits for a try. */
-    k->waiting = !gb__list_empty(&gb__self()->retired_dirty);
+    k->waiting = !gb__list_empty(&gb__self()->pins.retired_dirty);
     gb_region_info_get(k->r, &k->info);
     const unsigned char *p = (const unsigned char *)(k->enc ^ ASKED_KEY);
     k->of_first = gb_region_of(p);

@@ -203,11 +203,12 @@ void gb__stacks_check(const gb__thread *t)
     /* Both walks are bounded as in gb__pin_check: this checker may run
      * before that one, on a list that loops. */
     size_t frozen = 0, chain = 0;
-    GB__LIST_EACH(l, &t->frozen)
+    GB__LIST_EACH(l, &t->pins.frozen)
     {
         EXPECT(++frozen < MOST_LINKS, "the frozen list does not end");
-        if (gb__pin_is_frozen(GB__LIST_ENTRY(l, gb_coro, flink)))
-            stack_check(t, &GB__LIST_ENTRY(l, gb_coro, flink)->rstack, "a frozen coroutine's");
+        gb__frozen *f = GB__LIST_ENTRY(l, gb__frozen, flink);
+        if (gb__pin_is_frozen(f))
+            stack_check(t, &gb__coro_of_frozen(f)->rstack, "a frozen coroutine's");
     }
     /* Each coroutine's stack names it; one running or waiting on the one
      * it resumed names the stack of the context that resumed it, so that
@@ -224,28 +225,33 @@ void gb__stacks_check(const gb__thread *t)
 
 /* ------------------------------------------------------------- pinning */
 
-/* Whether c may be a witness (pin.h, region.h): frozen since it was
- * found, or running (a witness that ran and froze again, finished or was
- * freed has been dropped). */
-static bool may_witness(const gb__thread *t, const gb_coro *c)
+/* The handle of the coroutine whose frozen-stack record f is, or NULL. */
+static void *handle_of(gb__frozen *f)
 {
-    return c && c->thread == t && (gb__pin_is_frozen(c) || c == t->cur_coro);
+    return f ? (void *)gb__coro_handle_of(gb__coro_of_frozen(f)) : NULL;
 }
 
-/* The regions on c's witnessed list name c and are retired; their
+/* Whether f may be a witness (pin.h, region.h): the stack of one of t's
+ * coroutines, frozen since it was found, or running (a witness that ran
+ * and froze again, finished or was freed has been dropped). */
+static bool may_witness(const gb__thread *t, gb__frozen *f)
+{
+    return f && gb__coro_of_frozen(f)->thread == t && (gb__pin_is_frozen(f) || gb__coro_of_frozen(f) == t->cur_coro);
+}
+
+/* The regions on c's witnessed list name c's stack and are retired; their
  * number. */
-static size_t witnessed_check(const gb_coro *c)
+static size_t witnessed_check(gb_coro *c)
 {
     size_t n = 0;
-    GB__LIST_EACH(l, &c->witnessed)
+    GB__LIST_EACH(l, &c->fz.witnessed)
     {
         const gb_region *r = GB__LIST_ENTRY(l, gb_region, wlink);
         EXPECT(++n < MOST_LINKS, "coroutine %p: its witnessed list does not end",
                (void *)gb__coro_handle_of(c));
-        EXPECT(r->witness == c && r->state == GB__RETIRED,
+        EXPECT(r->witness == &c->fz && r->state == GB__RETIRED,
                "coroutine %p witnesses region %p, whose witness is %p and state %d (RETIRED, naming it)",
-               (void *)gb__coro_handle_of(c), (void *)r->handle,
-               r->witness ? (void *)gb__coro_handle_of(r->witness) : NULL, (int)r->state);
+               (void *)gb__coro_handle_of(c), (void *)r->handle, handle_of(r->witness), (int)r->state);
     }
     return n;
 }
@@ -255,46 +261,49 @@ void gb__pin_check(const gb__thread *t)
     /* The retired lists (thread.h): pinned ones have a witness that may
      * be one, on its witnessed list, counted in npinned; dirty ones have
      * none. */
+    const gb__pins *p = &t->pins;
     size_t n = 0;
-    GB__LIST_EACH(l, &t->retired_pinned)
+    GB__LIST_EACH(l, &p->retired_pinned)
     {
         const gb_region *r = GB__LIST_ENTRY(l, gb_region, rlink);
-        EXPECT(++n <= t->npinned, "retired_pinned holds more regions than npinned (%zu)", t->npinned);
+        EXPECT(++n <= p->npinned, "retired_pinned holds more regions than npinned (%zu)", p->npinned);
         EXPECT(may_witness(t, r->witness) && gb__list_linked(&r->wlink),
-               "region %p is on retired_pinned with witness %p%s", (void *)r->handle,
-               r->witness ? (void *)gb__coro_handle_of(r->witness) : NULL,
+               "region %p is on retired_pinned with witness %p%s", (void *)r->handle, handle_of(r->witness),
                !r->witness ? " (a pinned region has one)"
                : gb__list_linked(&r->wlink) ? ", which is neither frozen nor running"
                                             : ", on no witnessed list");
         gb__region_check(t, r, NULL);
     }
-    EXPECT(n == t->npinned, "npinned is %zu, retired_pinned holds %zu regions", t->npinned, n);
+    EXPECT(n == p->npinned, "npinned is %zu, retired_pinned holds %zu regions", p->npinned, n);
     n = 0;
-    GB__LIST_EACH(l, &t->retired_dirty)
+    GB__LIST_EACH(l, &p->retired_dirty)
     {
         const gb_region *r = GB__LIST_ENTRY(l, gb_region, rlink);
         EXPECT(++n < MOST_LINKS, "retired_dirty does not end");
         EXPECT(!r->witness && !gb__list_linked(&r->wlink),
                "region %p is on retired_dirty but has witness %p (a region that needs a try has none)",
-               (void *)r->handle, r->witness ? (void *)gb__coro_handle_of(r->witness) : NULL);
+               (void *)r->handle, handle_of(r->witness));
         gb__region_check(t, r, NULL);
     }
     /* The frozen list: this thread's coroutines, suspended or waiting on
      * one they resumed; never the running one (thread.h). Those that
      * thawed since it was last read may still be on it: the running one,
      * or one that has finished (pin.h). */
-    const gb_coro *run = t->cur_coro;
+    gb_coro *run = t->cur_coro;
     size_t waiting = 0, witnessed = 0;
     n = 0;
-    GB__LIST_EACH(l, &t->frozen)
+    GB__LIST_EACH(l, &p->frozen)
     {
-        const gb_coro *c = GB__LIST_ENTRY(l, gb_coro, flink);
+        gb__frozen *f = GB__LIST_ENTRY(l, gb__frozen, flink);
+        gb_coro *c = gb__coro_of_frozen(f);
         EXPECT(++n < MOST_LINKS, "the frozen list does not end");
-        if (!gb__pin_is_frozen(c)) {
+        if (!gb__pin_is_frozen(f)) {
             EXPECT(c->thread == t && (c == run || c->status == GB_CORO_FINISHED),
                    "coroutine %p is on the frozen list thawed, in status %d, but is neither running nor "
                    "finished (every other one is frozen)",
                    (void *)gb__coro_handle_of(c), (int)c->status);
+            /* A thawed stack's summary is stale: empty (pin.c). */
+            gb__pin_summary_check(f);
             continue;
         }
         EXPECT(c->thread == t && c != run &&
@@ -306,30 +315,33 @@ void gb__pin_check(const gb__thread *t)
                (int)c->status);
         waiting += c->status == GB_CORO_RUNNING;
         witnessed += witnessed_check(c);
+        /* Its summary, against its stack as it is now (pin.c). */
+        gb__pin_summary_check(f);
     }
     /* The running coroutine, and the chain of those waiting on it. */
     size_t chain = 0;
     if (run) {
-        EXPECT(run->thread == t && run->status == GB_CORO_RUNNING && !gb__pin_is_frozen(run),
+        EXPECT(run->thread == t && run->status == GB_CORO_RUNNING && !gb__pin_is_frozen(&run->fz),
                "the running coroutine %p is in status %d%s", (void *)gb__coro_handle_of(run), (int)run->status,
-               gb__pin_is_frozen(run) ? " and on the frozen list" : "");
+               gb__pin_is_frozen(&run->fz) ? " and on the frozen list" : "");
+        gb__pin_summary_check(&run->fz);
         witnessed += witnessed_check(run);
         for (const gb_coro *x = run->caller; x; x = x->caller) {
             EXPECT(++chain < MOST_LINKS, "the chain of resumers does not end");
-            EXPECT(x->thread == t && x->status == GB_CORO_RUNNING && gb__pin_is_frozen(x) &&
-                       gb__list_linked(&x->flink),
+            EXPECT(x->thread == t && x->status == GB_CORO_RUNNING && gb__pin_is_frozen(&x->fz) &&
+                       gb__list_linked(&x->fz.flink),
                    "coroutine %p waits on the running one but is in status %d%s",
                    (void *)gb__coro_handle_of(x), (int)x->status,
-                   gb__pin_is_frozen(x) ? "" : " and not on the frozen list");
+                   gb__pin_is_frozen(&x->fz) ? "" : " and not on the frozen list");
         }
     }
     EXPECT(waiting == chain,
            "%zu frozen coroutines are RUNNING (waiting on one they resumed), but %zu wait on the running one",
            waiting, chain);
 
-    EXPECT(witnessed == t->npinned,
+    EXPECT(witnessed == p->npinned,
            "the witnessed lists hold %zu regions, npinned is %zu (each pinned region is on its witness's)",
-           witnessed, t->npinned);
+           witnessed, p->npinned);
 }
 
 /* ---------------------------------------------------------------- cache */

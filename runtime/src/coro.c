@@ -147,8 +147,9 @@ gb_coro *gb__coro_of_slow(const char *who, const gb_coro *h)
 /* Pops and leaves every region still on c's stack, innermost first. */
 static void leave_all(gb_coro *c)
 {
+    gb__thread *t = c->thread;
     while (c->rstack.top)
-        gb__pin_leave(c->thread, &c->rstack);
+        gb__pin_pop(&t->pins, gb__thread_run(t), &c->rstack);
 }
 
 void gb__coro_resumer_lands(void *arg)
@@ -158,19 +159,22 @@ void gb__coro_resumer_lands(void *arg)
     gb_coro *me = t->cur_coro;
     gb__asan_finish(me ? me->asan_fake : t->asan_fake_main, NULL, NULL);
     bool finished = c->status == GB_CORO_FINISHED;
+    /* c yielded (frozen by its yield) or finished (thawed when it was
+     * resumed, never frozen again); its resumer has not thawed yet. */
+    GB__ASSERT(gb__pin_is_frozen(&c->fz) == !finished && (!me || gb__pin_is_frozen(&me->fz)));
     /* Its stack is dead: what it pinned may go now. */
     if (finished)
-        gb__pin_witness_gone(c);
+        gb__pin_witness_gone(&t->pins, &c->fz);
     /* Regions that need a try get it before the resumer thaws, while its
      * stack is still frozen with its sp saved by its switch: what it
      * witnessed was dropped for a try when it froze to resume c, and once
      * it runs no scan sees its live frames, so a try then would free a
      * region a frame of it still points into. */
-    if (finished || !gb__list_empty(&t->retired_dirty))
-        gb__pin_retry(t);
+    if (finished || !gb__list_empty(&t->pins.retired_dirty))
+        gb__pin_retry(&t->pins, gb__thread_run(t));
     if (me) {
-        gb__pin_frozen_remove(me);
-        gb__pin_thawed(me);
+        gb__pin_frozen_remove(&me->fz);
+        gb__pin_thawed(&me->fz);
     }
 }
 
@@ -190,17 +194,19 @@ static void coro_main(void *arg)
     c->fn(c->arg);
     /* Regions the function entered and did not leave are left now. */
     leave_all(c);
+    /* It runs to its end: thawed, so no try takes its stack for frozen. */
+    GB__ASSERT(!gb__pin_is_frozen(&c->fz) && !c->rstack.top);
     c->status = GB_CORO_FINISHED;
     gb__thread *t = c->thread;
     gb_coro *me = c->caller;
     t->cur_coro = me;
     t->cur = me ? &me->rstack : &t->main_stack;
-    void *to = me ? me->sp : t->main_sp;
+    void *to = me ? me->fz.sp : t->main_sp;
     /* The last switch out: a NULL fake-stack slot tells ASan this stack's
      * fake frames die here. The resumer's gb_coro_resume returns false. */
     gb__asan_start(NULL, c->caller_lo, c->caller_size);
     gb__tsan_leave(c);
-    gb__switch_hook(&c->sp, to, 0, gb__coro_resumer_lands, c);
+    gb__switch_hook(&c->fz.sp, to, 0, gb__coro_resumer_lands, c);
     gb__die("internal error: a finished coroutine was resumed");
 }
 
@@ -227,12 +233,14 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
     c->arg = arg;
     c->thread = t;
     c->status = GB_CORO_SUSPENDED;
-    gb__list_init(&c->witnessed);
     c->stack = gb__stack_get(&t->pool, size);
+    gb__pin_frozen_init(&c->fz, c->stack.hi);
     c->vg_id = gb__vg_register(c->stack.lo, c->stack.hi);
     gb__tsan_create(c);
-    c->sp = gb__switch_init(c->stack.hi, coro_main, c);
-    gb__pin_frozen_push(t, c);
+    c->fz.sp = gb__switch_init(c->stack.hi, coro_main, c);
+    gb__pin_frozen_push(&t->pins, &c->fz);
+    /* A new stack is frozen, the most recently: a try may read it. */
+    GB__ASSERT(t->pins.frozen.next == &c->fz.flink);
     slot_take(c);
     c->rstack.owner = gb__coro_handle_of(c);
     return gb__coro_handle_of(c);
@@ -257,20 +265,23 @@ void gb_coro_free(gb_coro *h)
         gb__die("gb_coro_free: coroutine %p is running; free it after it yields or finishes",
                 (void *)h);
     gb__thread *t = c->thread;
-    gb__pin_frozen_unlink(c);
-    gb__pin_witness_gone(c);
+    gb__pin_frozen_unlink(&c->fz);
+    gb__pin_witness_gone(&t->pins, &c->fz);
+    /* Nothing may name its record once it is freed: no region it
+     * witnessed, no list it is on. */
+    GB__ASSERT(gb__list_empty(&c->fz.witnessed) && !gb__list_linked(&c->fz.flink) && c != t->cur_coro);
     /* Regions it entered and never left go now; its own stack no longer
      * counts as a pinner. */
     leave_all(c);
     gb__vg_deregister(c->vg_id);
     gb__tsan_destroy(c);
     gb__stack_put(&t->pool, c->stack);
-    free(c->summary);
-    GB__SUB(bytes_meta, sizeof *c + c->summary_cap * sizeof *c->summary);
+    free(c->fz.summary);
+    GB__SUB(bytes_meta, sizeof *c + c->fz.summary_cap * sizeof *c->fz.summary);
     slot_free(c);
     free(c);
     GB__SUB(coros_live, 1);
-    gb__pin_retry(t);
+    gb__pin_retry(&t->pins, gb__thread_run(t));
 }
 
 gb_coro_status gb_coro_status_of(const gb_coro *h)

@@ -1,14 +1,16 @@
-/* coro.h -- a coroutine: a stack, a saved stack pointer and a region stack
- * (coro.c).
+/* coro.h -- a coroutine: a stack, its frozen-stack record and a region
+ * stack (coro.c).
  *
- * The struct is read by pin.c and the pin fixes, which scan frozen stacks
- * and keep the witnessed lists; coro.c makes, switches and frees them, and
- * stack.c maps their stacks.
+ * coro.c makes, switches and frees coroutines, and stack.c maps their
+ * stacks. pin.c and the pin fixes never see this struct: they read and
+ * keep the frozen-stack record embedded in it (pin.h), which the switch
+ * path hands them.
  */
 #ifndef GB_CORO_H
 #define GB_CORO_H
 
 #include "list.h"
+#include "pin.h"
 #include "region.h"
 #include "sanitizers.h"
 #include "stack.h"
@@ -16,21 +18,19 @@
 typedef struct gb__thread gb__thread;
 
 /* A coroutine.
+ *   - fz is its stack as pinning sees it (pin.h): fz.sp is the saved
+ *     stack pointer whenever the coroutine is not the running one, fz.hi
+ *     is stack.hi, and the record keeps whether the stack is frozen, its
+ *     place on the thread's frozen list, its summary and what it
+ *     witnesses. It is the first member, so that the thread's state names
+ *     a coroutine's record and the record its coroutine without this
+ *     struct's layout (thread.h), and fz.sp sits where the switch path
+ *     stores it;
  *   - stack is its stack (stack.h): [stack.lo, stack.hi) is the usable
  *     part, with a guard of stack.guard bytes below stack.lo when the
- *     stack is mapped;
- *   - sp is the saved stack pointer whenever the coroutine is not the
- *     running one; the words of [sp, stack.hi) are its whole frozen state,
- *     saved registers included (switch/switch.h);
- *   - frozen says whether its stack is frozen (pin.h); flink is on its
- *     thread's frozen list while it is, and may stay there after it thaws
- *     (pin.h: the list work is done when the list is read);
- *   - summary holds the sorted distinct words of [sp, stack.hi) when
- *     summary_valid, built at most once between two runs (fix/retry.c);
- *   - witnessed lists the retired regions whose witness it is (through
- *     gb_region.wlink). */
+ *     stack is mapped. */
 struct gb_coro {
-    void *sp;
+    gb__frozen fz;
     gb__stack stack;
     gb_coro_fn fn;
     void *arg;
@@ -39,13 +39,7 @@ struct gb_coro {
     gb__rstack rstack;
     gb__thread *thread;
     gb_coro *caller;
-    gb__list flink;
-    uintptr_t *summary;
-    size_t nsummary, summary_cap;
-    bool summary_valid;
-    bool frozen;
     unsigned vg_id;
-    gb__list witnessed;
     void *asan_fake;
     const void *caller_lo;
     size_t caller_size;
@@ -60,6 +54,15 @@ struct gb_coro {
     char pad[GB_CORO_PAD];
 #endif
 };
+
+_Static_assert(offsetof(struct gb_coro, fz) == 0,
+               "a coroutine's frozen-stack record is the first member of its descriptor (thread.h)");
+
+/* The coroutine whose frozen-stack record f is, or NULL for NULL. */
+static inline gb_coro *gb__coro_of_frozen(gb__frozen *f)
+{
+    return (gb_coro *)(void *)f;
+}
 
 /* At t's exit: its coroutines never freed are known as an exited
  * thread's from now on. */

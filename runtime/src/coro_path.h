@@ -120,9 +120,9 @@ __attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__threa
     gb_coro *me = t->cur_coro;
     if (stages & GB__CP_FREEZE) {
         if (me)
-            gb__pin_frozen_push(t, me);
-        gb__pin_frozen_remove(c);
-        gb__pin_thawed(c);
+            gb__pin_frozen_push(&t->pins, &me->fz);
+        gb__pin_frozen_remove(&c->fz);
+        gb__pin_thawed(&c->fz);
     }
     if (stages & GB__CP_HANDLE) {
         c->caller = me;
@@ -136,7 +136,7 @@ __attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__threa
     gb__asan_start(me ? &me->asan_fake : &t->asan_fake_main, c->stack.lo,
                    (size_t)(c->stack.hi - c->stack.lo));
     gb__tsan_enter(c);
-    return gb__switch_bool(me ? &me->sp : &t->main_sp, c->sp, 0);
+    return gb__switch_bool(me ? &me->fz.sp : &t->main_sp, c->fz.sp, 0);
 }
 
 /* Yields the running coroutine of thread t (c, given, when GB__CP_HANDLE
@@ -152,28 +152,31 @@ __attribute__((always_inline)) static inline void gb__coro_yield_path(gb__thread
     }
     gb_coro *me = c->caller;
     if (stages & GB__CP_FREEZE)
-        gb__pin_frozen_push(t, c);
+        gb__pin_frozen_push(&t->pins, &c->fz);
     if (stages & GB__CP_HANDLE)
         t->cur_coro = me;
     if (stages & GB__CP_RSTACK)
         t->cur = me ? &me->rstack : &t->main_stack;
-    void **to = me ? &me->sp : &t->main_sp;
+    void **to = me ? &me->fz.sp : &t->main_sp;
     gb__asan_start(&c->asan_fake, c->caller_lo, c->caller_size);
     gb__tsan_leave(c);
     if (stages & GB__CP_FREEZE) {
         /* The one branch of the rare work: regions to try, which must be
          * tried while the resumer is still frozen, and the ASan hook. */
-        if (GB__UNLIKELY(GB__CP_ASAN || !gb__list_empty(&t->retired_dirty))) {
-            gb__switch_hook(&c->sp, *to, 1, gb__coro_resumer_lands, c);
+        if (GB__UNLIKELY(GB__CP_ASAN || !gb__list_empty(&t->pins.retired_dirty))) {
+            /* The resumer lands still frozen: what a try reads of its
+             * stack is the stack its switch saved. */
+            GB__ASSERT(!me || gb__pin_is_frozen(&me->fz));
+            gb__switch_hook(&c->fz.sp, *to, 1, gb__coro_resumer_lands, c);
             gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);
             return;
         }
         if (me) {
-            gb__pin_frozen_remove(me);
-            gb__pin_thawed(me);
+            gb__pin_frozen_remove(&me->fz);
+            gb__pin_thawed(&me->fz);
         }
     }
-    gb__switch(&c->sp, *to, 1);
+    gb__switch(&c->fz.sp, *to, 1);
     gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);
 }
 

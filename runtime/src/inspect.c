@@ -47,8 +47,8 @@ static void info_get(const gb_region *h, gb_region_info *out)
         out->state = GB_REGION_RETIRED;
         /* A witness that has not run since it was found still points in;
          * without one, the frozen stacks are asked as a try would. */
-        gb_coro *p = r->witness ? r->witness : gb__pin_pinner(t, r);
-        out->pinned_by = p ? gb__coro_handle_of(p) : NULL;
+        gb__frozen *p = r->witness ? r->witness : gb__pin_find(&t->pins, r);
+        out->pinned_by = p ? gb__coro_handle_of(gb__coro_of_frozen(p)) : NULL;
         return;
     }
     out->state = GB_REGION_LIVE;

@@ -13,6 +13,8 @@
 #include "list.h"
 
 typedef struct gb__dpage gb__dpage;
+/* A frozen stack, as pinning sees it (pin.h): a retired region's witness. */
+typedef struct gb__frozen gb__frozen;
 
 /* The slice of a thread's state the region layer works in (gb__thread.mem):
  * the cache its blocks come from and go back to (map.h), the address index
@@ -130,14 +132,15 @@ struct gb_region {
     gb__list arenas;
     gb__rstate state;
     /* Retirement, owned by pin.c. A RETIRED region is on one of its
-     * thread's two retired lists (rlink). witness is a suspended coroutine
-     * found pointing into it at its last try, and the region is on that
-     * coroutine's witnessed list (wlink); witness is NULL when the witness
-     * has run and frozen again, finished or been freed since it was found,
-     * which is exactly when the region needs another try (while the witness
-     * runs, it keeps the region: a live frame may hold the pointer). */
+     * thread's two retired lists (rlink). witness is the frozen stack (of
+     * a suspended coroutine) found pointing into it at its last try, and
+     * the region is on that stack's witnessed list (wlink); witness is
+     * NULL when the witness has run and frozen again, finished or been
+     * freed since it was found, which is exactly when the region needs
+     * another try (while the witness runs, it keeps the region: a live
+     * frame may hold the pointer). */
     gb__list rlink;
-    gb_coro *witness;
+    gb__frozen *witness;
     gb__list wlink;
     /* The slot (handle.c); gb_enter clears everything above this line and
      * keeps these across occupants.
@@ -194,7 +197,7 @@ bool gb__region_contains(const gb_region *r, const void *p);
 
 /* Pops the innermost region of s, which must have one, and returns it, on
  * no stack and no longer LIVE, with its kept blocks given back; pin.c
- * then frees or retires it (gb__pin_leave). */
+ * then frees or retires it (gb__pin_pop). */
 gb_region *gb__region_pop(gb__rstack *s);
 
 /* The block of r whose payload holds p, or NULL. */

@@ -41,9 +41,7 @@ gb__thread *gb__thread_new(void)
     if (!t)
         gb__die("out of memory: no state for this thread (%zu bytes)", sizeof *t);
     t->cur = &t->main_stack;
-    gb__list_init(&t->frozen);
-    gb__list_init(&t->retired_pinned);
-    gb__list_init(&t->retired_dirty);
+    gb__pin_init(&t->pins);
     gb__list_init(&t->mem.davail);
     pthread_once(&exit_key_once, exit_key_make);
     if (pthread_setspecific(exit_key, t) != 0)
@@ -66,7 +64,7 @@ static void leave_entered(gb__thread *t)
             s->depth, s->depth == 1 ? "" : "s", s->depth == 1 ? "it was" : "they were");
     fflush(stderr);
     while (s->top)
-        gb__pin_leave(t, s);
+        gb__pin_pop(&t->pins, gb__thread_run(t), s);
 }
 
 static void at_exit(void *arg)
@@ -84,7 +82,7 @@ static void at_exit(void *arg)
      * retired is pinned by this thread's coroutines, which can never run
      * again (resuming one on another thread stops the process). */
     leave_entered(t);
-    gb__pin_free_all(t);
+    gb__pin_free_all(&t->pins);
     gb__handle_trim(&t->mem);
     gb__handle_at_exit(&t->mem);
     gb__stack_pool_trim(&t->pool);
@@ -115,7 +113,7 @@ void gb_sweep(void)
     gb__ensure_init();
     gb__thread *t = gb__self();
     GB__ADD(sweeps, 1);
-    gb__pin_retry(t);
+    gb__pin_retry(&t->pins, gb__thread_run(t));
     gb__stack_pool_trim(&t->pool);
     gb__handle_trim(&t->mem); /* before the flush: its page may go to the cache */
     gb__map_cache_flush(&t->mem.cache);

@@ -14,6 +14,7 @@
 #include "index.h"
 #include "list.h"
 #include "overflow.h"
+#include "pin.h"
 #include "region.h"
 
 typedef struct gb__stack_pool gb__stack_pool;
@@ -23,23 +24,16 @@ typedef struct gb__stack_pool gb__stack_pool;
  * TLS block by then (thread.c).
  *   - cur is &main_stack while the thread runs on its own stack, else the
  *     running coroutine's region stack; cur_coro is that coroutine or NULL;
- *   - frozen lists every coroutine of this thread whose stack is frozen
- *     (suspended, or running but waiting on one it resumed), most recently
- *     frozen first (through gb_coro.flink): exactly the stacks a pin check
- *     must consider. Coroutines thawed since the list was last read may
- *     still be on it (pin.h, gb__pin_frozen_sync takes them off), in
- *     their places: the frozen ones among them keep that order;
- *   - a retired region of this thread is on retired_pinned while it has a
- *     witness (npinned counts them) and on retired_dirty while it needs a
- *     try (through gb_region.rlink). */
+ *   - pins is the thread's pinning slice (pin.h): its frozen stacks (the
+ *     coroutines suspended, or running but waiting on one they resumed)
+ *     and its retired regions, pinned or needing a try. pin.c is handed
+ *     this slice, never the thread. */
 struct gb__thread {
     gb__rstack main_stack;
     gb__rstack *cur;
     gb_coro *cur_coro;
     void *main_sp;
-    gb__list frozen;
-    gb__list retired_pinned, retired_dirty;
-    size_t npinned;
+    gb__pins pins;
     unsigned safepoints;
     void *asan_fake_main;
     gb__stack_pool *pool;
@@ -67,6 +61,43 @@ static inline gb__thread *gb__self(void)
     if (GB__UNLIKELY(!t))
         t = gb__thread_new();
     return t;
+}
+
+/* ------------------------------------------------------------ pinning
+ *
+ * A coroutine's frozen-stack record is the first member of its descriptor
+ * (coro.h asserts it), so a pointer to the one converts to a pointer to
+ * the other (C11 6.7.2.1): what runs on t, as pinning sees it, is read
+ * here without the descriptor's layout, which sits above this layer. */
+
+/* The running stack's record, or NULL while t runs on its own stack. */
+static inline gb__frozen *gb__thread_run(const gb__thread *t)
+{
+    return (gb__frozen *)(void *)t->cur_coro;
+}
+
+/* The calls the region entry points make into pinning (entry.c), in the
+ * thread's terms: each hands pin.c t's slice and running stack, and names
+ * a pinning stack by its coroutine. */
+
+/* Leaves the innermost region of s, a region stack of t (gb__pin_pop). */
+static inline void gb__pin_leave(gb__thread *t, gb__rstack *s)
+{
+    gb__pin_pop(&t->pins, gb__thread_run(t), s);
+}
+
+/* The frozen coroutine of t whose stack points into r, or NULL
+ * (gb__pin_find). */
+static inline gb_coro *gb__pin_pinner(gb__thread *t, gb_region *r)
+{
+    return (gb_coro *)(void *)gb__pin_find(&t->pins, r);
+}
+
+/* Retires r with witness, found by gb__pin_pinner just now, as its
+ * witness (gb__pin_retire_with). */
+static inline void gb__pin_retire(gb__thread *t, gb_region *r, gb_coro *witness)
+{
+    gb__pin_retire_with(&t->pins, r, (gb__frozen *)(void *)witness);
 }
 
 #endif /* GB_THREAD_H */

@@ -18,11 +18,9 @@
 #define GB_FIX_H
 
 #include "../arena.h"
-#include "../coro.h"
 #include "../init.h"
 #include "../os/os.h"
 #include "../stats.h"
-#include "../thread.h"
 #include "../seam_arena.h"
 #include "../seam_mem.h"
 #include "../seam_pin.h"

@@ -9,14 +9,14 @@
  */
 #include "fix.h"
 
-/* Every frozen coroutine of t is asked (how: fix/retry.c); the first that
- * points into r pins it. */
-gb_coro *gb__fix_pinner(gb__thread *t, gb_region *r)
+/* Every frozen stack of p's thread is asked (how: fix/retry.c); the first
+ * that points into r pins it. */
+gb__frozen *gb__fix_pinner(gb__pins *p, gb_region *r)
 {
-    GB__LIST_EACH(l, &t->frozen) {
-        gb_coro *c = GB__LIST_ENTRY(l, gb_coro, flink);
-        if (gb__fix_coro_points_into(c, r))
-            return c;
+    GB__LIST_EACH(l, &p->frozen) {
+        gb__frozen *f = GB__LIST_ENTRY(l, gb__frozen, flink);
+        if (gb__fix_frozen_points_into(f, r))
+            return f;
     }
     return NULL;
 }
