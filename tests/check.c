@@ -339,6 +339,8 @@ GB_TEST(a_witnessed_region_naming_another_witness_stops_the_checker)
 {
     SKIP_UNCHECKED();
     gbt_expect_death(witness_names_another, "witnesses region");
+    /* The witness it names is printed as its coroutine's handle. */
+    gbt_expect_death(witness_names_another, ", whose witness is 0x");
 }
 
 static void frozen_finished(void)
