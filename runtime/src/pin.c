@@ -32,8 +32,6 @@
 #include "stats.h"
 
 #if GB_CHECK
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #endif
 
@@ -235,22 +233,8 @@ void gb__pin_pop(gb__pins *p, gb__frozen *run, gb__rstack *s)
 /* ------------------------------------------------------- checking summaries */
 
 #if GB_CHECK
-GB__NORETURN GB__PRINTF(2, 3) static void summary_broken(int line, const char *fmt, ...)
-{
-    char msg[300];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    gb__die("invariant broken: %s (gb__pin_summary_check, pin.c:%d)", msg, line);
-}
-
-/* Stops naming the invariant (the message) unless cond holds. */
-#define EXPECT(cond, ...)                                                                            \
-    do {                                                                                             \
-        if (GB__UNLIKELY(!(cond)))                                                                   \
-            summary_broken(__LINE__, __VA_ARGS__);                                                   \
-    } while (0)
+/* The checkers' condition (base.h). */
+#define EXPECT GB__EXPECT
 
 /* The index of x in the sorted v[0, n), or n when it is not there. */
 static size_t sorted_find(const uintptr_t *v, size_t n, uintptr_t x)
