@@ -76,7 +76,7 @@ void gb_leave(gb_region *h)
      * region's exactly when it names that region (handles never repeat). */
     if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h))
         not_innermost("gb_leave", t, h);
-    gb__pin_leave(t, t->cur);
+    gb__pin_pop(&t->pins, gb__thread_run(t), t->cur);
     GB__CHECK_AT(gb__check_top(t));
 }
 
@@ -94,7 +94,7 @@ size_t gb_leave_to(gb_region *h)
      * leaves it, innermost first, so that pinned ones are retired. */
     size_t n = 0;
     for (; s->top != r; n++)
-        gb__pin_leave(t, s);
+        gb__pin_pop(&t->pins, gb__thread_run(t), s);
     GB__CHECK_AT(gb__check_top(t));
     return n;
 }
@@ -127,11 +127,11 @@ void gb_region_reset(gb_region *h, size_t keep_bytes)
     if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h))
         not_innermost("gb_region_reset", t, h);
     GB__ADD(resets, 1);
-    gb_coro *p = gb__pin_pinner(t, r);
+    gb__frozen *p = gb__pin_find(&t->pins, r);
     if (p) {
         gb_region *g = gb__handle_take(&t->mem);
         gb__region_move(g, r);
-        gb__pin_retire(t, g, p);
+        gb__pin_retire_with(&t->pins, g, p);
     }
     gb__region_empty(r, keep_bytes);
     GB__CHECK_AT(gb__check_top(t));

@@ -76,28 +76,4 @@ static inline gb__frozen *gb__thread_run(const gb__thread *t)
     return (gb__frozen *)(void *)t->cur_coro;
 }
 
-/* The calls the region entry points make into pinning (entry.c), in the
- * thread's terms: each hands pin.c t's slice and running stack, and names
- * a pinning stack by its coroutine. */
-
-/* Leaves the innermost region of s, a region stack of t (gb__pin_pop). */
-static inline void gb__pin_leave(gb__thread *t, gb__rstack *s)
-{
-    gb__pin_pop(&t->pins, gb__thread_run(t), s);
-}
-
-/* The frozen coroutine of t whose stack points into r, or NULL
- * (gb__pin_find). */
-static inline gb_coro *gb__pin_pinner(gb__thread *t, gb_region *r)
-{
-    return (gb_coro *)(void *)gb__pin_find(&t->pins, r);
-}
-
-/* Retires r with witness, found by gb__pin_pinner just now, as its
- * witness (gb__pin_retire_with). */
-static inline void gb__pin_retire(gb__thread *t, gb_region *r, gb_coro *witness)
-{
-    gb__pin_retire_with(&t->pins, r, (gb__frozen *)(void *)witness);
-}
-
 #endif /* GB_THREAD_H */
