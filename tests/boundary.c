@@ -247,6 +247,35 @@ GB_TEST(the_checks_of_the_boundaries_name_a_stack_out_of_order)
     gbt_expect_death(entered_with_its_bytes_off, "(gb__region_check, runtime/src/check.c:");
 }
 
+/* ------------------------------------------------------------- index.c */
+
+/* Two ranges in one 64 KiB granule share a probe run of the fine table;
+ * the second's part of the granule is broken (empty), and the removal of
+ * the first, which moves the second back into the hole, stops in the
+ * index's check of the run it left. */
+static void index_run_broken_then_remove(void)
+{
+    static char two[128] __attribute__((aligned(64)));
+    (void)gb_enter(); /* the thread's state, with its index */
+    gb__index *ix = &self()->mem.index;
+    gb__index_add(ix, two, 64, (uintptr_t)two | GB__INDEX_BLOCK, NULL);
+    gb__index_add(ix, two + 64, 64, (uintptr_t)(two + 64) | GB__INDEX_BLOCK, NULL);
+    gb__index_slot *second = NULL;
+    for (size_t i = 0; i < ix->fine.cap; i++)
+        if (ix->fine.slots[i].val == (uintptr_t)(two + 64))
+            second = &ix->fine.slots[i];
+    CHECK(second != NULL);
+    second->hi = second->lo;
+    gb__index_remove(ix, two, 64, (uintptr_t)two | GB__INDEX_BLOCK);
+}
+
+GB_TEST(an_index_entry_broken_stops_at_the_next_removal_in_its_run)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(index_run_broken_then_remove, "the fine index table");
+    gbt_expect_death(index_run_broken_then_remove, "(entry_check, runtime/src/index.c:");
+}
+
 /* --------------------------------------------------- thread.c, at exit */
 
 /* A thread whose region's byte count went wrong, and which exits with it
