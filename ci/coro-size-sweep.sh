@@ -7,9 +7,9 @@
 # those from malloc too. A gate's colour must not hang on where glibc puts
 # it: the stress shape is made so that glibc's own rules keep the poison's
 # blocks (scenarios/scenarios.c, gbs_stress), and this sweep shows it. For
-# each padding of GB_CORO_PAD (CMake; 0, 16, 32 and 48 bytes: the
-# descriptor at 232, 248, 264 and 280 bytes on x86-64, four size classes
-# of glibc's) it builds, in build/coro-size-<pad>/, only the stress gate's
+# each padding of GB_CORO_PAD (CMake; 0, 16, 32 and 48 bytes: four size
+# classes of glibc's; the descriptor's own size is what the sweep prints,
+# 248 bytes on x86-64 outside TSan) it builds, in build/coro-size-<pad>/, only the stress gate's
 # programs of the clean and the malloc-back builds, and runs the stress
 # gate (gates/stress.bats) on them: stress-program on clean, stress-program
 # and stress-library on malloc-back. Each cell must have its colour in
