@@ -496,10 +496,10 @@ static void alloc_in_other_thread(void)
 GB_TEST(leaving_another_threads_region_stops)
 {
     gbt_expect_death(leave_other_thread, "gb_leave: region");
-    gbt_expect_death(leave_other_thread, "was entered by another thread; a region is used and left only on "
-                                         "the thread that entered it");
+    gbt_expect_death(leave_other_thread, "was entered by another thread, and this thread does not hold it; a "
+                                         "region is used and left only by the thread that holds it");
     gbt_expect_death(alloc_in_other_thread, "gb_alloc_in: region");
-    gbt_expect_death(alloc_in_other_thread, "was entered by another thread; a region is used");
+    gbt_expect_death(alloc_in_other_thread, "was entered by another thread, and this thread does not hold it");
 }
 
 static void enter_in_a_coroutine(void *arg)
@@ -531,8 +531,8 @@ GB_TEST(leaving_a_region_of_a_thread_that_exited_stops)
     gbt_expect_death(leave_an_exited_threads_region,
                      "gb_leave: region");
     gbt_expect_death(leave_an_exited_threads_region,
-                     "was entered by another thread, which has exited; a region is used and left only "
-                     "on the thread that entered it");
+                     "was entered by another thread, which has exited, and this thread does not hold it; "
+                     "a region is used and left only by the thread that holds it");
 }
 
 static void *enter_and_exit(void *arg)

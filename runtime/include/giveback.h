@@ -213,13 +213,15 @@ GB_API const char *gb_populate_name(void);
  * 5.5e11 regions). Handles are never NULL; they are 64-bit values, so the
  * runtime needs 64-bit pointers.
  *
- * Regions belong to the thread that entered them, and to the context (the
- * thread's own stack, or one coroutine) that entered them. Every function
- * below that takes a gb_region * stops the process, naming the mistake, when
- * the handle was already left (or is retired), was entered by another
- * thread, or was entered by another context of this thread (it says which
- * coroutine, and whether that one resumed the running one); gb_leave also
- * when the region is not the innermost one.
+ * Regions belong to the thread that holds them (the one that entered
+ * them, or attached them since: see "handing a region to another thread"
+ * below), and to the context (the thread's own stack, or one coroutine)
+ * that entered or attached them. Every function below that takes a
+ * gb_region * stops the process, naming the mistake, when the handle was
+ * already left (or is retired), is held by another thread, is in flight
+ * between two threads, or was entered by another context of this thread
+ * (it says which coroutine, and whether that one resumed the running one);
+ * gb_leave also when the region is not the innermost one.
  *
  * A thread that exits with regions still entered on its own stack has them
  * left at its exit (their memory goes back as at gb_leave) and prints
@@ -255,6 +257,56 @@ GB_API void gb_leave(gb_region *r);
  * failed. Stops the process if r was left (or is retired), belongs to
  * another thread, or to another context of this thread. */
 GB_API size_t gb_leave_to(gb_region *r);
+
+/* ------------------------------------ handing a region to another thread
+ *
+ * A server parses a request on one thread and serves it on another; a
+ * producer builds what a consumer frees. gb_region_detach takes the
+ * innermost region off the running context's stack, with everything in
+ * it: its blocks and kept blocks, the arenas of the maps and vecs it
+ * holds, its limit and its counters. The region is then in flight: no
+ * thread may allocate in it, reset it or leave it, and gb_region_of finds
+ * its memory on no thread (it returns NULL). gb_region_attach, on any thread (the same one included), makes it
+ * that context's innermost region: gb_alloc goes there, gb_region_of finds
+ * its memory from that thread, and gb_leave there gives its memory back to
+ * the OS. The handle stays the same through it all, and the handles of
+ * left regions stay known as left.
+ *
+ * The memory is handed over, not the right to use it from two threads at
+ * once: the program orders the detach before the attach (a queue, a mutex,
+ * a join), and the thread that detached does not use the region's memory
+ * after it. A region in flight outlives the thread that detached it; one
+ * that is never attached again holds its memory until the process exits.
+ * A thread that exits with an attached region still entered leaves it, as
+ * it leaves the regions it entered.
+ *
+ * Pinning: a region that a suspended coroutine of this thread points into
+ * is not detached. Its memory must stay while that coroutine may resume,
+ * and another thread's leave could not know of it, so gb_region_detach
+ * stops the process naming the coroutine, and gb_try_region_detach
+ * returns false. Once attached, the region is pinned as any other by the
+ * suspended coroutines of the thread that holds it. */
+
+/* Detaches r, the innermost region of the running context, without
+ * freeing anything: it leaves the context's stack and is in flight until
+ * gb_region_attach. Stops the process when r is not the innermost region
+ * of the running context (it names what r is: a region entered after
+ * others, one in flight already, one held by another thread or by a
+ * suspended coroutine), or when a suspended coroutine of this thread
+ * points into it. */
+GB_API void gb_region_detach(gb_region *r);
+
+/* Like gb_region_detach, but when a suspended coroutine of this thread
+ * points into r, returns false with r still entered, and sets *pinned_by
+ * (unless pinned_by is NULL) to that coroutine; true when r was detached.
+ * Misuse stops the process as under gb_region_detach. */
+GB_API bool gb_try_region_detach(gb_region *r, gb_coro **pinned_by);
+
+/* Makes r, which is in flight, the innermost region of the running
+ * context, on this thread. Stops the process when r is not in flight: it
+ * says whether this thread holds it already (attached twice, or never
+ * detached), another thread does, or it was left. */
+GB_API void gb_region_attach(gb_region *r);
 
 /* The innermost region of the running context, or NULL if there is none. */
 GB_API gb_region *gb_current(void);
@@ -637,6 +689,10 @@ typedef struct gb_stats {
     /* populating fresh blocks, since init */
     uint64_t bytes_populated;   /* bytes of freshly mapped blocks the OS made
                                    resident in one call (see gb_populate) */
+    /* handing regions between threads */
+    size_t regions_in_flight;   /* detached and not attached since (also in
+                                   regions_live: none of them was left) */
+    uint64_t handoffs;          /* gb_region_detach calls that detached, since init */
 } gb_stats;
 
 /* Every field of gb_stats once, in order, as X(kind, type, name), so that a
@@ -687,7 +743,9 @@ typedef struct gb_stats {
     X(GB_STAT_NOW, size_t, bytes_huge)                                       \
     X(GB_STAT_SINCE, uint64_t, refusals)                                     \
     X(GB_STAT_SINCE, uint64_t, step_downs)                                   \
-    X(GB_STAT_SINCE, uint64_t, bytes_populated)
+    X(GB_STAT_SINCE, uint64_t, bytes_populated)                             \
+    X(GB_STAT_NOW, size_t, regions_in_flight)                                \
+    X(GB_STAT_SINCE, uint64_t, handoffs)
 
 GB_API void gb_stats_get_sized(gb_stats *out, size_t size);
 #define gb_stats_get(out) gb_stats_get_sized((out), sizeof(gb_stats))

@@ -76,12 +76,16 @@ void gb__region_check(const gb__thread *t, const gb_region *r, const gb__rstack 
 
     /* The handle names this slot (handle.h). */
     const gb__dpage *pg = r->page;
-    EXPECT(r->handle != 0 && pg && pg->owner == &t->mem,
-           "region %p: a region in use has a handle and a page of this thread (page %p)", h, (const void *)pg);
+    /* A lent region's page is another thread's (or no thread's, handle.c):
+     * of it, only what never changes is read here. */
+    EXPECT(r->handle != 0 && pg && (r->lent || pg->owner == &t->mem),
+           "region %p: a region in use has a handle and a page of this thread, or is lent (page %p)", h,
+           (const void *)pg);
     EXPECT(r->home == &t->mem, "region %p: its home is %p, not its thread's memory %p", h, (const void *)r->home,
            (const void *)&t->mem);
     size_t i = (size_t)(r - pg->slot);
-    EXPECT(r >= pg->slot && i < pg->nfresh, "region %p is not a used slot of its page %p", h, (const void *)pg);
+    EXPECT(r >= pg->slot && i < (r->lent ? pg->cap : pg->nfresh), "region %p is not a used slot of its page %p", h,
+           (const void *)pg);
     EXPECT(r->handle == ((uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where) &&
                r->where == ((uintptr_t)pg->entry << GB__H_SLOT_BITS | i),
            "region %p: its handle is not its generation %ju and place %#jx (page entry %u, slot %zu)", h,
@@ -90,7 +94,7 @@ void gb__region_check(const gb__thread *t, const gb_region *r, const gb__rstack 
            "region %p: its handle does not decode to its own slot", h);
     /* A page full of regions is on no list: the region in its first used
      * slot has it checked. */
-    if (!gb__handle_in_avail(pg) && pg != t->mem.dspare) {
+    if (!r->lent && !gb__handle_in_avail(pg) && pg != t->mem.dspare) {
         size_t j = 0;
         while (j < i && !pg->slot[j].handle)
             j++;
@@ -394,7 +398,8 @@ void gb__check_entered(const gb__thread *t, const gb_region *r)
     EXPECT(t->cur->top == r && t->cur->depth > 0, "gb_enter: region %p is not the innermost of a stack of depth %zu",
            (void *)r->handle, t->cur->depth);
     gb__region_check(t, r, t->cur);
-    gb__dpage_check(&t->mem, r->page);
+    if (!r->lent) /* else its page is another thread's (an attach) */
+        gb__dpage_check(&t->mem, r->page);
 }
 
 void gb__check_top(const gb__thread *t)

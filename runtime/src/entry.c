@@ -14,6 +14,7 @@
 #include "handle.h"
 #include "init.h"
 #include "pin.h"
+#include "seam_handoff.h"
 #include "region.h"
 #include "stats.h"
 #include "thread.h"
@@ -33,6 +34,10 @@ gb_region *gb_enter(void)
 {
     gb__thread *t = self();
     gb__rstack *s = t->cur;
+    /* Another thread left a region this one handed it: take back what it
+     * freed on this thread's pages (handle.c), one relaxed load here. */
+    if (GB__UNLIKELY(atomic_load_explicit(&t->mem.dpending, memory_order_relaxed)))
+        gb__fix_collect(&t->mem);
     gb_region *r = gb__handle_take(&t->mem);
     GB__ADD(regions_live, 1);
     r->state = GB__LIVE;

@@ -121,6 +121,8 @@ static gb__dpage *dpage_new(gb__mem *m)
     pg->entry = e;
     pg->cap = cap < SLOT_MAX ? (uint32_t)cap : SLOT_MAX;
     pg->nfresh = pg->nused = 0;
+    pg->rfree = NULL;
+    pg->rlink = (gb__list){NULL, NULL};
     dir[e].page = pg;
     gb__handle_avail_push(m, pg); /* writes both of alink's links */
     return pg;
@@ -186,6 +188,12 @@ static gb__dpage *spare_take(gb__mem *m)
 
 gb__dpage *gb__handle_page_get(gb__mem *m)
 {
+    /* Slots other threads freed come back before a page is taken. */
+    if (atomic_load_explicit(&m->dpending, memory_order_relaxed)) {
+        gb__handle_collect(m);
+        if (!gb__list_empty(&m->davail))
+            return GB__LIST_ENTRY(m->davail.next, gb__dpage, alink);
+    }
     if (m->dspare) {
         gb__dpage *pg = spare_take(m);
         gb__handle_avail_push(m, pg);
@@ -215,6 +223,178 @@ uint32_t gb__handle_entries_used(void)
     return n;
 }
 
+/* ------------------------------------------------------------- handoff
+ *
+ * A region handed to another thread keeps its slot on the page of the
+ * thread that entered it, so its handle stays what it was; the two
+ * threads then share that page, which is why everything of a lent slot
+ * (its state, home and lent flag, and its handle and generation when it
+ * is freed) changes under dir_lock, and why the page's owner alone
+ * changes its lists: another thread that frees a lent slot puts it on the
+ * page's rfree, and the owner takes it back at its next gb_enter. A page
+ * whose thread exited is no thread's (owner NULL): the thread that frees
+ * its last lent slot gives it back.
+ *
+ * The table below holds every lent region by handle, so that any thread
+ * tells what a handle of a lent region names, and gb_region_attach finds
+ * the region in flight, without reading a page that another thread may
+ * give back meanwhile. Lent regions are those in flight and those held
+ * away from their page's thread: a server's requests in progress. */
+
+#define LENT_BITS 12
+static gb_region *lent_table[1u << LENT_BITS]; /* under dir_lock, chained through lent_next */
+
+static gb_region **lent_head(uintptr_t h)
+{
+    return &lent_table[(uint64_t)h * UINT64_C(0x9E3779B97F4A7C15) >> (64 - LENT_BITS)];
+}
+
+static gb_region *lent_find(uintptr_t h)
+{
+    gb_region *r = *lent_head(h);
+    while (r && r->handle != h)
+        r = r->lent_next;
+    return r;
+}
+
+static void lent_add(gb_region *r)
+{
+    gb_region **head = lent_head(r->handle);
+    GB__ASSERT(!r->lent && !lent_find(r->handle));
+    r->lent_next = *head;
+    *head = r;
+    r->lent = true;
+}
+
+static void lent_remove(gb_region *r)
+{
+    gb_region **x = lent_head(r->handle);
+    while (*x != r) {
+        /* A lent region is in the table, once. */
+        GB__ASSERT(*x);
+        x = &(*x)->lent_next;
+    }
+    *x = r->lent_next;
+    r->lent_next = NULL;
+    r->lent = false;
+}
+
+void gb__handle_lend(gb_region *r)
+{
+    /* Only a region on no stack and held by this thread is put in flight. */
+    GB__ASSERT(r->state == GB__LIVE && !r->stack && !r->parent && r->home);
+    pthread_mutex_lock(&dir_lock);
+    r->home = NULL;
+    r->state = GB__FLIGHT;
+    if (!r->lent)
+        lent_add(r);
+    pthread_mutex_unlock(&dir_lock);
+}
+
+gb_region *gb__handle_claim(gb__mem *m, const gb_region *h)
+{
+    pthread_mutex_lock(&dir_lock);
+    gb_region *r = lent_find((uintptr_t)h);
+    if (r && r->state == GB__FLIGHT) {
+        GB__ASSERT(r->lent && !r->home && !r->stack);
+        r->state = GB__LIVE;
+        r->home = m;
+        if (r->page->owner == m)
+            lent_remove(r); /* back on the thread whose page it is on */
+    } else {
+        r = NULL;
+    }
+    pthread_mutex_unlock(&dir_lock);
+    return r;
+}
+
+/* Gives back page pg of no thread, whose last slot was freed: its entry
+ * goes to the pool (or is used up), its chunk into cache. dir_lock held;
+ * the caller puts the chunk after it lets go. */
+static void orphan_release(gb__dpage *pg)
+{
+    GB__ASSERT(!pg->owner && pg->nused == 0 && !pg->rfree && dir[pg->entry].page == pg);
+    uint32_t e = pg->entry;
+    dir[e].page = NULL;
+    dir[e].floor = pg->gen_hi;
+    if (pg->gen_hi > GB__GEN_MAX) {
+        atomic_store_explicit(&dir[e].owner, DIR_SPENT, memory_order_relaxed);
+    } else {
+        atomic_store_explicit(&dir[e].owner, NULL, memory_order_relaxed);
+        dir[e].next = dir_pool;
+        dir_pool = e + 1;
+    }
+}
+
+void gb__handle_free_lent(gb_region *r)
+{
+    gb__mem *m = r->home;
+    gb__dpage *pg = r->page;
+    bool release = false;
+    pthread_mutex_lock(&dir_lock);
+    /* pg's counts are its owner's: not read here but for a page of no thread. */
+    GB__ASSERT(r->lent && r->handle && (r->state == GB__LIVE || r->state == GB__RETIRED));
+    lent_remove(r);
+    r->handle = 0;
+    r->state = GB__FREE;
+    r->gen++;
+    gb__mem *o = pg->owner;
+    if (o) {
+        r->parent = pg->rfree;
+        pg->rfree = r;
+        if (!gb__list_linked(&pg->rlink))
+            gb__list_push(&o->dremote, &pg->rlink);
+        atomic_store_explicit(&o->dpending, true, memory_order_relaxed);
+    } else {
+        GB__ASSERT(pg->nused > 0);
+        gb__handle_slot_release(NULL, pg, r);
+        release = --pg->nused == 0;
+        if (release)
+            orphan_release(pg);
+    }
+    pthread_mutex_unlock(&dir_lock);
+    if (release)
+        gb__chunk_put(&m->cache, pg->chunk);
+}
+
+/* Takes the slots on pg's rfree back, for m, its owner (NULL when the
+ * page's thread is exiting); dir_lock held. True when the page's last
+ * slot is free. */
+static bool rfree_take(gb__mem *m, gb__dpage *pg)
+{
+    gb__list_remove(&pg->rlink);
+    for (gb_region *r = pg->rfree, *next; r; r = next) {
+        next = r->parent;
+        GB__ASSERT(r->state == GB__FREE && !r->handle && r->page == pg && pg->nused > 0);
+        gb__handle_slot_release(m, pg, r);
+        pg->nused--;
+    }
+    pg->rfree = NULL;
+    return pg->nused == 0;
+}
+
+void gb__handle_collect(gb__mem *m)
+{
+    gb__list empty;
+    gb__list_init(&empty);
+    pthread_mutex_lock(&dir_lock);
+    atomic_store_explicit(&m->dpending, false, memory_order_relaxed);
+    while (!gb__list_empty(&m->dremote)) {
+        gb__dpage *pg = GB__LIST_ENTRY(m->dremote.next, gb__dpage, rlink);
+        GB__ASSERT(pg->owner == m && pg->rfree);
+        if (rfree_take(m, pg))
+            gb__list_push(&empty, &pg->rlink);
+    }
+    pthread_mutex_unlock(&dir_lock);
+    /* A page with no slot in use has no lent slot: no other thread can
+     * reach it any more, and it goes as any page whose last slot is freed. */
+    while (!gb__list_empty(&empty)) {
+        gb__dpage *pg = GB__LIST_ENTRY(empty.next, gb__dpage, rlink);
+        gb__list_remove(&pg->rlink);
+        gb__handle_page_empty(m, pg);
+    }
+}
+
 /* ------------------------------------------------------ handle checks */
 
 /* What a handle that is not the running context's innermost region is. */
@@ -224,7 +404,17 @@ typedef enum hkind {
     H_BOGUS,   /* no gb_enter returned it */
     H_THREAD,  /* issued by another thread, which is running */
     H_EXITED,  /* issued by a thread that has exited */
+    H_FLIGHT,  /* names a region in flight (detached, not attached since) */
+    H_HELD,    /* names a region another thread holds (attached there) */
 } hkind;
+
+/* What lent region r is to the thread whose memory is m; dir_lock held. */
+static hkind lent_kind(const gb__mem *m, const gb_region *r)
+{
+    if (r->state == GB__FLIGHT)
+        return H_FLIGHT;
+    return r->home == m ? H_REGION : H_HELD;
+}
 
 /* Decodes h for the thread whose memory is m. Reads only the directory,
  * and a page only when that thread owns it, so a stale handle of any age
@@ -249,15 +439,31 @@ static hkind decode(gb__mem *m, uintptr_t h, gb_region **out)
         if (s >= pg->nfresh)
             return gen < pg->floor ? H_LEFT : H_BOGUS;
         gb_region *r = &pg->slot[s];
-        if (r->handle == h) {
+        if (r->handle == h && !r->lent) {
             /* A slot with a handle is in use, and its handle is its own. */
             GB__ASSERT(r->state != GB__FREE && r->page == pg && r->gen == gen);
             *out = r;
             return H_REGION;
         }
-        return gen < r->gen ? H_LEFT : H_BOGUS;
+        if (!r->lent)
+            return gen < r->gen ? H_LEFT : H_BOGUS;
+        /* Lent: another thread may change it; ask under the lock. Reading
+         * lent above races only with a thread that holds a region this one
+         * handed over, which this thread is misusing the handle of. */
+        pthread_mutex_lock(&dir_lock);
+        hkind k = r->handle == h ? lent_kind(m, r) : gen < r->gen ? H_LEFT : H_BOGUS;
+        pthread_mutex_unlock(&dir_lock);
+        *out = k == H_REGION ? r : NULL;
+        return k;
     }
     pthread_mutex_lock(&dir_lock);
+    gb_region *lent = lent_find(h);
+    if (lent) {
+        hkind k = lent_kind(m, lent);
+        pthread_mutex_unlock(&dir_lock);
+        *out = k == H_REGION ? lent : NULL;
+        return k;
+    }
     o = atomic_load_explicit(&dir[e].owner, memory_order_relaxed);
     bool used = e < dir_used;
     uint64_t base = dir[e].base;
@@ -328,12 +534,21 @@ gb_region *gb__handle_lookup(const char *who, gb__mem *m, const gb_region *h)
     case H_LEFT:
         return NULL;
     case H_THREAD:
-        gb__die("%s: region %p was entered by another thread; a region is used and left only "
-                "on the thread that entered it",
+        gb__die("%s: region %p was entered by another thread, and this thread does not hold it; "
+                "a region is used and left only by the thread that holds it (gb_region_detach "
+                "and gb_region_attach hand it over)",
                 who, (void *)h);
     case H_EXITED:
-        gb__die("%s: region %p was entered by another thread, which has exited; a region is "
-                "used and left only on the thread that entered it",
+        gb__die("%s: region %p was entered by another thread, which has exited, and this thread "
+                "does not hold it; a region is used and left only by the thread that holds it",
+                who, (void *)h);
+    case H_FLIGHT:
+        gb__die("%s: region %p is in flight: it was detached (gb_region_detach) and not attached "
+                "since; no thread may use, reset, leave or detach it before gb_region_attach",
+                who, (void *)h);
+    case H_HELD:
+        gb__die("%s: region %p is held by another thread, which attached it "
+                "(gb_region_attach); a region is used and left only by the thread that holds it",
                 who, (void *)h);
     case H_BOGUS:
         break;
@@ -348,14 +563,24 @@ gb_region *gb__handle_lookup(const char *who, gb__mem *m, const gb_region *h)
  * holds free slots of this page only, generations lie in [floor, gen_hi],
  * and the page is on m's available list exactly when it has a slot to
  * give and is not m's spare; only the spare is empty. */
+static bool on_rfree(const gb__dpage *pg, const gb_region *r)
+{
+    for (const gb_region *x = pg->rfree; x; x = x->parent)
+        if (x == r)
+            return true;
+    return false;
+}
+
 void gb__dpage_check(const gb__mem *m, const gb__dpage *pg)
 {
+    /* Lent slots and rfree change under the lock: read them under it. */
+    pthread_mutex_lock(&dir_lock);
     GB__EXPECT(pg->owner == m, "descriptor page %p is owned by the memory %p, not its thread's %p",
            (const void *)pg, (const void *)pg->owner, (const void *)m);
     GB__EXPECT(pg->nfresh <= pg->cap && pg->floor <= pg->gen_hi,
            "descriptor page %p: nfresh %u > cap %u, or floor %ju > gen_hi %ju", (const void *)pg,
            pg->nfresh, pg->cap, (uintmax_t)pg->floor, (uintmax_t)pg->gen_hi);
-    size_t used = 0;
+    size_t used = 0, nremote = 0;
     for (uint32_t i = 0; i < pg->nfresh; i++) {
         const gb_region *s = &pg->slot[i];
         uintptr_t where = (uintptr_t)pg->entry << GB__H_SLOT_BITS | i;
@@ -363,15 +588,18 @@ void gb__dpage_check(const gb__mem *m, const gb__dpage *pg)
                "descriptor page %p: slot %u names page %p and place %#jx, not its own", (const void *)pg, i,
                (const void *)s->page, (uintmax_t)s->where);
         if (!s->handle) {
-            GB__EXPECT(s->state == GB__FREE, "descriptor page %p: slot %u has handle 0 but state %d, not FREE",
-                   (const void *)pg, i, (int)s->state);
-            GB__EXPECT(s->gen <= pg->gen_hi, "descriptor page %p: free slot %u has generation %ju above gen_hi %ju",
-                   (const void *)pg, i, (uintmax_t)s->gen, (uintmax_t)pg->gen_hi);
+            GB__EXPECT(s->state == GB__FREE && !s->lent,
+                   "descriptor page %p: slot %u has handle 0 but state %d%s, not FREE", (const void *)pg, i,
+                   (int)s->state, s->lent ? " and is lent" : "");
+            /* One freed elsewhere raises gen_hi when its owner takes it back. */
+            GB__EXPECT(s->gen <= pg->gen_hi || on_rfree(pg, s),
+                   "descriptor page %p: free slot %u has generation %ju above gen_hi %ju", (const void *)pg, i,
+                   (uintmax_t)s->gen, (uintmax_t)pg->gen_hi);
             continue;
         }
         used++;
-        GB__EXPECT(s->state == GB__LIVE || s->state == GB__RETIRED,
-               "descriptor page %p: slot %u has handle %p but state %d (a slot with a handle is LIVE or "
+        GB__EXPECT(s->lent || s->state == GB__LIVE || s->state == GB__RETIRED,
+               "descriptor page %p: slot %u has handle %p but state %d, and is not lent (a slot with a handle is LIVE or "
                "RETIRED)",
                (const void *)pg, i, (void *)s->handle, (int)s->state);
         GB__EXPECT(pg->floor <= s->gen && s->gen <= pg->gen_hi,
@@ -380,17 +608,35 @@ void gb__dpage_check(const gb__mem *m, const gb__dpage *pg)
         GB__EXPECT(s->handle == ((uintptr_t)(s->gen << GB__H_GEN_SHIFT) | where),
                "descriptor page %p: slot %u's handle %p is not its generation %ju and place %#jx",
                (const void *)pg, i, (void *)s->handle, (uintmax_t)s->gen, (uintmax_t)where);
+        if (s->lent) {
+            /* Another thread may hold it: only what the lock guards. */
+            GB__EXPECT(lent_find(s->handle) == s && (s->state == GB__FLIGHT) == !s->home,
+                   "descriptor page %p: slot %u is lent but %s", (const void *)pg, i,
+                   lent_find(s->handle) != s ? "not in the table of lent regions"
+                                             : "in flight with a home, or held with none");
+            continue;
+        }
         GB__EXPECT(gb__handle_lookup("gb__handle_check", (gb__mem *)m, (const gb_region *)s->handle) == s,
                "region %p does not decode to its own slot (page %p, slot %u)", (void *)s->handle,
                (const void *)pg, i);
     }
-    GB__EXPECT(used == pg->nused, "descriptor page %p: nused is %u, but %zu of its slots are LIVE or RETIRED",
-           (const void *)pg, pg->nused, used);
+    for (const gb_region *s = pg->rfree; s; s = s->parent) {
+        GB__EXPECT(++nremote <= pg->nfresh - used && s >= pg->slot && s < pg->slot + pg->nfresh && !s->handle,
+               "descriptor page %p: its rfree holds %p, not one of its free slots, or more than them",
+               (const void *)pg, (const void *)s);
+    }
+    GB__EXPECT(gb__list_linked(&pg->rlink) == (nremote > 0),
+           "descriptor page %p is %son its thread's list of pages with slots freed elsewhere, with %zu",
+           (const void *)pg, gb__list_linked(&pg->rlink) ? "" : "not ", nremote);
+    GB__EXPECT(used + nremote == pg->nused,
+           "descriptor page %p: nused is %u, but %zu of its slots are LIVE or RETIRED (or lent), and %zu "
+           "were freed elsewhere",
+           (const void *)pg, pg->nused, used, nremote);
     size_t nfree = 0;
     for (const gb_region *s = pg->free; s; s = s->parent) {
-        GB__EXPECT(++nfree <= pg->nfresh - used,
+        GB__EXPECT(++nfree <= pg->nfresh - used - nremote,
                "descriptor page %p: its free list holds more than its %zu free slots", (const void *)pg,
-               (size_t)(pg->nfresh - used));
+               (size_t)(pg->nfresh - used - nremote));
         GB__EXPECT(s >= pg->slot && s < pg->slot + pg->nfresh,
                "descriptor page %p: its free list holds %p, not one of its used slots", (const void *)pg,
                (const void *)s);
@@ -406,6 +652,7 @@ void gb__dpage_check(const gb__mem *m, const gb__dpage *pg)
     GB__EXPECT(spare ? pg->nused == 0 : pg->nused > 0,
            "descriptor page %p holds %u regions%s (only the spare is kept empty)", (const void *)pg,
            pg->nused, spare ? " but is the spare" : "");
+    pthread_mutex_unlock(&dir_lock);
 }
 
 #endif
@@ -415,15 +662,29 @@ void gb__dpage_check(const gb__mem *m, const gb__dpage *pg)
 void gb__handle_at_exit(gb__mem *m)
 {
     /* Entries whose page still holds regions (entered by coroutines the
-     * thread never freed) are orphaned, the rest go back to the pool. */
+     * thread never freed, or handed to other threads) are orphaned: their
+     * page is no thread's, and the thread that frees its last lent slot
+     * gives it back. The rest go back to the pool. */
+    gb__list empty;
+    gb__list_init(&empty);
     pthread_mutex_lock(&dir_lock);
     for (uint32_t e = 0; e < dir_used; e++) {
         if (atomic_load_explicit(&dir[e].owner, memory_order_relaxed) != m)
             continue;
-        if (dir[e].page) {
+        gb__dpage *pg = dir[e].page;
+        if (pg) {
             /* Only pages holding regions outlive the thread: the spare was
-             * given back before (gb__handle_trim). */
-            GB__ASSERT(dir[e].page->nused > 0 && dir[e].page != m->dspare);
+             * given back before (gb__handle_trim), and the slots freed
+             * elsewhere were taken back (gb__handle_collect) but for those
+             * freed since. */
+            GB__ASSERT(pg->nused > 0 && pg != m->dspare);
+            if (pg->rfree && rfree_take(m, pg)) {
+                gb__list_push(&empty, &pg->rlink);
+                continue;
+            }
+            if (gb__handle_in_avail(pg))
+                gb__list_remove(&pg->alink);
+            pg->owner = NULL;
             atomic_store_explicit(&dir[e].owner, DIR_ORPHAN, memory_order_relaxed);
             continue;
         }
@@ -432,6 +693,17 @@ void gb__handle_at_exit(gb__mem *m)
         dir_pool = e + 1;
     }
     pthread_mutex_unlock(&dir_lock);
+    /* A page whose last lent slot came back just now goes as any other,
+     * its entry to the vacant list, and that to the pool below. */
+    if (!gb__list_empty(&empty)) {
+        while (!gb__list_empty(&empty)) {
+            gb__dpage *pg = GB__LIST_ENTRY(empty.next, gb__dpage, rlink);
+            gb__list_remove(&pg->rlink);
+            dpage_release(m, pg);
+        }
+        gb__handle_at_exit(m);
+        return;
+    }
     /* m's lists of pages and vacant entries are not emptied: the thread's
      * state is freed next (thread.c), and nothing before reads them. */
 }

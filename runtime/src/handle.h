@@ -58,7 +58,16 @@ struct gb__dpage {
     uint32_t entry;           /* its directory entry */
     uint32_t cap;             /* slots in the page */
     uint32_t nfresh;          /* slots [0, nfresh) have been used */
-    uint32_t nused;           /* slots LIVE or RETIRED */
+    uint32_t nused;           /* slots LIVE, RETIRED or in flight, and those on rfree */
+    /* Slots other threads freed (regions handed over and left there),
+     * linked through parent, which the owner takes back
+     * (gb__handle_collect): counted in nused until then. The page is on
+     * owner->dremote (rlink) while rfree holds any; both under the
+     * directory's lock. A page whose thread exited while it held regions
+     * has no owner (NULL), and a thread that frees one of its slots frees
+     * it there. */
+    gb_region *rfree;
+    gb__list rlink;
     gb_region slot[];
 };
 
@@ -118,31 +127,69 @@ static inline gb_region *gb__handle_take(gb__mem *m)
     return r;
 }
 
-/* Frees r's slot (gb__region_free): its handle names no region from now
- * on. Runs on the thread that entered r, whose memory owns r's page (and
- * is r's home). */
-static inline void gb__handle_free(gb_region *r)
+/* Slot r of page pg, whose handle was just cleared and generation
+ * raised, back on pg's free list (on m's available list if it was not):
+ * the owner's half of a free, by m, the page's owner. A slot past the
+ * last generation is never used again; the page still goes back once its
+ * other slots are free. The caller counts nused down. */
+static inline void gb__handle_slot_release(gb__mem *m, gb__dpage *pg, gb_region *r)
 {
-    gb__dpage *pg = r->page;
-    gb__mem *m = pg->owner;
-    /* Only a slot in use is freed, once. */
-    GB__ASSERT(r->handle && r->state != GB__FREE && pg->nused > 0 && r->gen <= pg->gen_hi);
-    r->handle = 0;
-    r->state = GB__FREE;
-    r->gen++;
     if (r->gen > pg->gen_hi)
         pg->gen_hi = r->gen;
-    /* A slot past the last generation is never used again; the page still
-     * goes back once its other slots are free. */
     if (GB__LIKELY(r->gen <= GB__GEN_MAX)) {
         r->parent = pg->free;
         pg->free = r;
-        if (!gb__handle_in_avail(pg))
+        if (m && !gb__handle_in_avail(pg))
             gb__handle_avail_push(m, pg);
     }
+}
+
+/* Frees the slot of r, a lent region (gb__handle_free), on the thread
+ * that holds it: onto its page's rfree for the page's owner to take back,
+ * or, when the page's thread has exited, there and then (the page goes
+ * back with its last slot). */
+void gb__handle_free_lent(gb_region *r);
+
+/* Frees r's slot (gb__region_free): its handle names no region from now
+ * on. Runs on the thread that holds r; unless r is lent, that thread's
+ * memory owns r's page (and is r's home). */
+static inline void gb__handle_free(gb_region *r)
+{
+    if (GB__UNLIKELY(r->lent)) {
+        gb__handle_free_lent(r);
+        return;
+    }
+    gb__dpage *pg = r->page;
+    gb__mem *m = pg->owner;
+    /* Only a slot in use is freed, once, by its page's thread. */
+    GB__ASSERT(r->handle && r->state != GB__FREE && pg->nused > 0 && r->gen <= pg->gen_hi && m == r->home);
+    r->handle = 0;
+    r->state = GB__FREE;
+    r->gen++;
+    gb__handle_slot_release(m, pg, r);
     if (--pg->nused == 0)
         gb__handle_page_empty(m, pg);
 }
+
+/* ------------------------------------------------------------- handoff
+ *
+ * A region detached (gb_region_detach) keeps its slot, and its handle, on
+ * the page of the thread that entered it; from then until it is freed or
+ * attached again by that thread it is lent (struct gb_region). */
+
+/* Puts r, popped from its stack and taken out of its thread's index, in
+ * flight: no home, state GB__FLIGHT, lent. */
+void gb__handle_lend(gb_region *r);
+
+/* The region in flight that h names, made the region of the thread whose
+ * memory is m (its home, state LIVE; no longer lent if its slot is on
+ * one of m's pages); the caller puts it on a stack and in m's index.
+ * NULL, with nothing changed, when h names no region in flight. */
+gb_region *gb__handle_claim(gb__mem *m, const gb_region *h);
+
+/* Takes back the slots other threads freed on m's pages (m->dremote):
+ * gb_enter when m->dpending is set, a page wanted, gb_sweep, thread exit. */
+void gb__handle_collect(gb__mem *m);
 
 /* The region h names, which the running thread entered and has not left
  * (in the running context or another of its contexts); stops the process

@@ -26,6 +26,7 @@
  */
 #include "arena.h"
 #include "seam_pin.h"
+#include "seam_handoff.h"
 #include "handle.h"
 #include "pin.h"
 #include "sanitizers.h"
@@ -124,9 +125,14 @@ GB__NO_ASAN __attribute__((noinline)) static bool running_points_into(const gb__
 
 /* ------------------------------------------------------------ retirement */
 
-/* Gives r's memory back and frees its descriptor. */
+/* Gives r's memory back and frees its descriptor; a region handed over
+ * from another thread through its seam (fix/handoff_free.c). */
 static void free_region(gb_region *r)
 {
+    if (GB__UNLIKELY(r->lent)) {
+        gb__fix_free_lent(r);
+        return;
+    }
     gb__region_free(r);
     gb__handle_free(r);
 }

@@ -574,6 +574,16 @@ static void put_blocks(gb__mem *m, gb__block *b)
     }
 }
 
+void gb__region_index(gb__mem *m, gb_region *r, bool in)
+{
+    for (gb__block *b = r->blocks; b; b = b->next)
+        gb__block_index(m, b, in);
+    for (gb__block *b = r->kept; b; b = b->next)
+        gb__block_index(m, b, in);
+    GB__ARENA_EACH(a, r)
+        gb__arena_index(m, a, in);
+}
+
 void gb__region_close_arenas(gb_region *r)
 {
     while (!gb__list_empty(&r->arenas))

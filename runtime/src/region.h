@@ -12,6 +12,8 @@
 #include "index.h"
 #include "list.h"
 
+#include <stdatomic.h>
+
 typedef struct gb__dpage gb__dpage;
 /* A frozen stack, as pinning sees it (pin.h): a retired region's witness. */
 typedef struct gb__frozen gb__frozen;
@@ -19,9 +21,10 @@ typedef struct gb__frozen gb__frozen;
 /* The slice of a thread's state the region layer works in (gb__thread.mem):
  * the cache its blocks come from and go back to (map.h), the address index
  * that finds its blocks and arenas (index.h), and its pages of region
- * descriptors (handle.c). Each region points to its thread's (home):
- * regions are per thread, so every block of a region comes from and goes
- * back to that one cache, and is in that one index.
+ * descriptors (handle.c). Each region points to the memory of the thread
+ * that holds it (home): the one that entered it, or the one that attached
+ * it since (gb_region_attach), so every block of a region comes from and
+ * goes back to that thread's cache, and is in that thread's index.
  *   - davail holds the pages with a free (or never used) slot, the one
  *     gb_enter takes from first at the head; dvacant heads this thread's
  *     directory entries whose page was given back (index + 1, 0 for none),
@@ -35,6 +38,13 @@ typedef struct gb__mem {
     gb__list davail;
     gb__dpage *dspare;
     uint32_t dvacant;
+    /* Slots of this thread's pages that other threads freed (a region
+     * handed over and left there, handle.c): the pages holding such slots
+     * (through gb__dpage.rlink), under the directory's lock; dpending is
+     * set with the first, and read without the lock by gb_enter, which
+     * takes them back (gb__handle_collect). */
+    gb__list dremote;
+    _Atomic bool dpending;
 } gb__mem;
 
 /* A block of a region: a chunk whose first bytes are this header, followed
@@ -86,6 +96,7 @@ typedef enum gb__rstate {
     GB__FREE = 0,    /* the descriptor slot holds no region */
     GB__LIVE = 1,    /* on its context's stack */
     GB__RETIRED = 2, /* left, kept because a suspended stack pointed into it */
+    GB__FLIGHT = 3,  /* detached (gb_region_detach), on no stack and in no index */
 } gb__rstate;
 
 /* A region. The descriptor is a slot in a page of descriptors that the
@@ -101,9 +112,11 @@ typedef enum gb__rstate {
  *     gb__arena.link), which are given back when the region is;
  *   - a LIVE region is on exactly one context stack; a RETIRED region is on
  *     its thread's retired list and on no stack;
- *   - home is the memory of the thread that entered it (set with the slot,
- *     handle.c): its blocks, kept blocks and arenas are in home->index and
- *     go back to home->cache. */
+ *   - home is the memory of the thread that holds r: the one that entered
+ *     it (set with the slot, handle.c) or attached it since; its blocks,
+ *     kept blocks and arenas are in home->index and go back to
+ *     home->cache. A region in flight (GB__FLIGHT) has no home and is in
+ *     no index. */
 struct gb_region {
     gb__mem *home;
     char *bump, *end;
@@ -142,6 +155,14 @@ struct gb_region {
     gb__list rlink;
     gb__frozen *witness;
     gb__list wlink;
+    /* Handoff (handle.c). lent is set while r is in flight, or held by a
+     * thread other than the one whose page its slot is on (home is not
+     * page->owner); a lent region is in the directory's table of lent
+     * slots (through lent_next), so that any thread can tell what its
+     * handle names without reading another thread's page. lent, home and
+     * state change under the directory's lock while r is lent. */
+    gb_region *lent_next;
+    bool lent;
     /* The slot (handle.c); gb_enter clears everything above this line and
      * keeps these across occupants.
      *   - handle is what gb_enter returned for the occupant, and 0 exactly
@@ -215,8 +236,13 @@ void gb__region_move(gb_region *g, gb_region *r);
 
 /* Gives every block, kept block and arena of r back; the descriptor's slot
  * is the caller's to free (gb__handle_free). Runs on the thread that
- * entered r (regions are per thread). */
+ * holds r (whose memory is r->home). */
 void gb__region_free(gb_region *r);
+
+/* Enters every block, kept block and arena of r in m's address index, or
+ * takes them out: a handoff moves r from the index of the thread that
+ * detaches it to that of the thread that attaches it. */
+void gb__region_index(gb__mem *m, gb_region *r, bool in);
 
 /* Closes every arena bound to r (gb_leave, gb_region_reset). */
 void gb__region_close_arenas(gb_region *r);

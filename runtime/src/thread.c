@@ -21,6 +21,7 @@
 #include "handle.h"
 #include "init.h"
 #include "pin.h"
+#include "seam_handoff.h"
 #include "stack.h"
 #include "stats.h"
 #include "thread.h"
@@ -43,6 +44,7 @@ gb__thread *gb__thread_new(void)
     t->cur = &t->main_stack;
     gb__pin_init(&t->pins);
     gb__list_init(&t->mem.davail);
+    gb__list_init(&t->mem.dremote);
     pthread_once(&exit_key_once, exit_key_make);
     if (pthread_setspecific(exit_key, t) != 0)
         gb__die("pthread_setspecific failed: cannot give this thread's memory back at its exit");
@@ -83,6 +85,7 @@ static void at_exit(void *arg)
      * again (resuming one on another thread stops the process). */
     leave_entered(t);
     gb__pin_free_all(&t->pins);
+    gb__fix_collect(&t->mem);
     gb__handle_trim(&t->mem);
     gb__handle_at_exit(&t->mem);
     gb__stack_pool_trim(&t->pool);
@@ -114,6 +117,7 @@ void gb_sweep(void)
     gb__thread *t = gb__self();
     GB__ADD(sweeps, 1);
     gb__pin_retry(&t->pins, gb__thread_run(t));
+    gb__fix_collect(&t->mem);
     gb__stack_pool_trim(&t->pool);
     gb__handle_trim(&t->mem); /* before the flush: its page may go to the cache */
     gb__map_cache_flush(&t->mem.cache);

@@ -22,6 +22,7 @@
 #include "../os/os.h"
 #include "../stats.h"
 #include "../seam_arena.h"
+#include "../seam_handoff.h"
 #include "../seam_mem.h"
 #include "../seam_pin.h"
 
@@ -33,6 +34,8 @@
  *     init.c): block_map, small_slab, cache_bound, give_back, threshold;
  *   - seam_arena.h: arena.c: arena_bind;
  *   - seam_pin.h: pin.c: pin_check and retry, and the mechanism of
- *     pin.c those two may call. */
+ *     pin.c those two may call;
+ *   - seam_handoff.h: pin.c, gb_enter, gb_sweep and thread exit:
+ *     handoff_free, and what of handle.c and region.c it may call. */
 
 #endif /* GB_FIX_H */

@@ -1,0 +1,672 @@
+/* handoff.c -- regions handed from one thread to another:
+ * gb_region_detach, gb_try_region_detach, gb_region_attach.
+ *
+ * What travels (blocks, kept blocks, arenas, the limit, the counters),
+ * what each thread finds with gb_region_of, where the memory goes back,
+ * the descriptor's slot coming back to the page it lives on, thread exit
+ * on either side, pinning, the misuse each entry point names, and four
+ * threads passing regions round-robin (run under ThreadSanitizer by the
+ * tsan preset, the race check).
+ */
+#include "common.h"
+#include "gbtest.h"
+#include "giveback.h"
+#include "internal.h"
+#include "scenarios.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#define MIB ((size_t)1 << 20)
+
+/* Runs fn(arg) on a thread of its own and waits for it. */
+static void *on_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t th;
+    void *ret;
+    CHECK(pthread_create(&th, NULL, fn, arg) == 0);
+    CHECK(pthread_join(th, &ret) == 0);
+    return ret;
+}
+
+/* A list of nodes filling about `bytes` of a region, with a map whose
+ * arena is bound to the region. */
+typedef struct node {
+    struct node *next;
+    uint64_t value;
+    unsigned char pad[240];
+} node;
+
+typedef struct work {
+    gb_region *r;
+    node *head;
+    gb_map *map;
+    size_t count;
+    uint64_t sum;
+} work;
+
+static void fill(work *w, size_t bytes)
+{
+    w->head = NULL;
+    w->count = bytes / sizeof(node);
+    w->sum = 0;
+    for (size_t i = 0; i < w->count; i++) {
+        node *n = gb_alloc(sizeof *n);
+        n->value = i * 2654435761u;
+        memset(n->pad, (int)(i & 0xff), sizeof n->pad);
+        n->next = w->head;
+        w->head = n;
+        w->sum += n->value;
+    }
+    w->map = gb_map_new();
+    for (uint64_t k = 0; k < 5000; k++)
+        gb_map_put(w->map, k, k + 7);
+    gb_map_compact(w->map);
+}
+
+/* Walks w's list on the calling thread: every node is found in w->r by
+ * gb_region_of, holds what fill wrote, and the map reads back. */
+static void walk(const work *w)
+{
+    uint64_t sum = 0;
+    size_t n = 0;
+    for (const node *x = w->head; x; x = x->next, n++) {
+        CHECK(gb_region_of(x) == w->r);
+        CHECK(x->pad[0] == x->pad[sizeof x->pad - 1]);
+        sum += x->value;
+    }
+    CHECK_EQ(n, w->count);
+    CHECK_EQ(sum, w->sum);
+    uint64_t v;
+    CHECK(gb_map_get(w->map, 4999, &v) && v == 5006);
+    CHECK(gb_region_of(w->map) == w->r);
+}
+
+static void *produce(void *arg)
+{
+    work *w = arg;
+    w->r = gb_enter();
+    fill(w, 16 * MIB);
+    gb_region_detach(w->r);
+    /* In flight: in no thread's index, and off this context's stack. */
+    CHECK(gb_region_of(w->head) == NULL);
+    CHECK(gb_current() == NULL);
+    CHECK_EQ(gbt_stats().regions_in_flight, 1);
+    return NULL;
+}
+
+static void *consume(void *arg)
+{
+    work *w = arg;
+    gb_region_attach(w->r);
+    CHECK(gb_current() == w->r);
+    CHECK_EQ(gbt_stats().regions_in_flight, 0);
+    walk(w);
+    /* It is this thread's now: it allocates, grows in place, and leaves. */
+    char *more = gb_alloc(3 * MIB);
+    memset(more, 1, 3 * MIB);
+    CHECK(gb_region_of(more + 3 * MIB - 1) == w->r);
+    more = gb_realloc(more, 3 * MIB, 5 * MIB);
+    CHECK(gb_region_of(more + 5 * MIB - 1) == w->r);
+    CHECK(gb_region_bytes(w->r) >= 21 * MIB);
+    gb_map_put(w->map, 9999, 1);
+    gb_leave(w->r);
+    CHECK(gb_region_of(w->head) == NULL);
+    return NULL;
+}
+
+GB_TEST(a_region_filled_on_one_thread_is_found_used_and_left_on_another)
+{
+    work w;
+    on_thread(produce, &w);
+    on_thread(consume, &w);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.handoffs, 1);
+    gbt_check_all_given_back();
+}
+
+GB_TEST(a_region_in_flight_is_found_by_no_thread_until_it_is_attached)
+{
+    gb_region *r = gb_enter();
+    int *p = gb_alloc(sizeof *p);
+    *p = 42;
+    gb_region_detach(r);
+    CHECK(gb_region_of(p) == NULL);
+    CHECK_EQ(gb_depth(), 0);
+    CHECK_EQ(gbt_stats().regions_live, 1);
+    gb_region_attach(r); /* the same thread may take it back */
+    CHECK(gb_region_of(p) == r);
+    CHECK(*p == 42);
+    gb_leave(r);
+    gbt_check_all_given_back();
+}
+
+GB_TEST(an_attached_region_is_the_innermost_above_the_ones_entered_before)
+{
+    work w;
+    on_thread(produce, &w);
+    gb_region *outer = gb_enter();
+    gb_region_attach(w.r);
+    CHECK_EQ(gb_depth(), 2);
+    CHECK(gb_current() == w.r);
+    void *p = gb_alloc(100);
+    CHECK(gb_region_of(p) == w.r);
+    walk(&w);
+    gb_leave(w.r);
+    CHECK(gb_current() == outer);
+    gb_leave(outer);
+    gbt_check_all_given_back();
+}
+
+/* Its limit and its kept blocks go with it. */
+static void *limited_producer(void *arg)
+{
+    gb_region **out = arg;
+    gb_region *r = gb_enter();
+    gb_alloc(6 * MIB);
+    gb_region_reset(r, 8 * MIB); /* kept, for the next allocations */
+    gb_region_limit(r, 10 * MIB);
+    gb_region_detach(r);
+    *out = r;
+    return NULL;
+}
+
+static void *limited_consumer(void *arg)
+{
+    gb_region *r = *(gb_region **)arg;
+    gb_region_attach(r);
+    size_t kept = gbt_stats().bytes_kept;
+    CHECK(kept >= 6 * MIB);
+    size_t mapped = gbt_stats().bytes_mapped;
+    CHECK(gb_alloc(5 * MIB) != NULL); /* from the kept blocks: nothing new mapped */
+    CHECK_EQ(gbt_stats().bytes_mapped, mapped);
+    CHECK(gb_try_alloc(8 * MIB) == NULL); /* past the limit it brought */
+    gb_leave(r);
+    return NULL;
+}
+
+GB_TEST(a_region_takes_its_limit_and_kept_blocks_with_it)
+{
+    gb_region *r;
+    on_thread(limited_producer, &r);
+    on_thread(limited_consumer, &r);
+    gbt_check_all_given_back();
+}
+
+/* ------------------------------------------------ thread exit, slots */
+
+GB_TEST(a_region_in_flight_outlives_the_thread_that_detached_it)
+{
+    work w;
+    on_thread(produce, &w); /* its thread has exited: its page is no thread's */
+    gb_region_attach(w.r);
+    walk(&w);
+    gb_leave(w.r);
+    /* The descriptor page went back with its last slot, on this thread. */
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+static void *attach_and_exit(void *arg)
+{
+    gb_region_attach(((work *)arg)->r);
+    walk(arg);
+    return NULL; /* exits holding it */
+}
+
+static void attached_left_at_exit(void)
+{
+    work w;
+    on_thread(produce, &w);
+    on_thread(attach_and_exit, &w);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+GB_TEST(a_thread_that_exits_holding_an_attached_region_leaves_it)
+{
+    char err[4096];
+    int st = gbt_in_child_capturing(attached_left_at_exit, err, sizeof err);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK(strstr(err, "a thread exited with 1 region entered; it was left at its exit"));
+}
+
+/* Many regions entered on one thread and left on another: their slots
+ * come back to the pages of the thread that entered them (at its next
+ * gb_enter), so its pages do not grow with the regions handed over. */
+typedef struct relay {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    gb_region *slot;
+    int done;
+} relay;
+
+static void relay_put(relay *q, gb_region *r)
+{
+    pthread_mutex_lock(&q->lock);
+    while (q->slot)
+        pthread_cond_wait(&q->cond, &q->lock);
+    q->slot = r;
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+}
+
+static gb_region *relay_take(relay *q)
+{
+    pthread_mutex_lock(&q->lock);
+    while (!q->slot && !q->done)
+        pthread_cond_wait(&q->cond, &q->lock);
+    gb_region *r = q->slot;
+    q->slot = NULL;
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+    return r;
+}
+
+static void relay_close(relay *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->done = 1;
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+}
+
+#define RELAYED 5000
+
+static void *relay_consumer(void *arg)
+{
+    relay *q = arg;
+    gb_region *r;
+    while ((r = relay_take(q))) {
+        gb_region_attach(r);
+        uint32_t *p = gb_alloc(sizeof *p);
+        *p = 7;
+        gb_leave(r);
+    }
+    return NULL;
+}
+
+GB_TEST(slots_freed_on_another_thread_come_back_to_their_page)
+{
+    relay q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, relay_consumer, &q) == 0);
+    size_t most = 0;
+    for (int i = 0; i < RELAYED; i++) {
+        gb_region *r = gb_enter();
+        gb_alloc(100);
+        gb_region_detach(r);
+        relay_put(&q, r);
+        size_t entries = gb__handle_entries_used();
+        most = entries > most ? entries : most;
+    }
+    relay_close(&q);
+    CHECK(pthread_join(th, NULL) == 0);
+    /* One page holds 500 descriptors or so: 5,000 regions handed over
+     * would take ten or more pages if their slots did not come back. */
+    CHECK(most <= 3);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+/* --------------------------------------------------------------- pinning */
+
+static void pinned_detach(void)
+{
+    gb_region *r = gb_enter();
+    gb_coro *c = gb_coro_new(gbs_hold_forever, gb_alloc(64), 0);
+    gb_coro_resume(c);
+    gb_region_detach(r);
+}
+
+GB_TEST(detaching_a_region_a_suspended_coroutine_points_into_is_refused)
+{
+    gb_region *r = gb_enter();
+    gb_coro *c = gb_coro_new(gbs_hold_forever, gb_alloc(64), 0);
+    gb_coro_resume(c);
+    gb_coro *by = NULL;
+    CHECK(!gb_try_region_detach(r, &by));
+    CHECK(by == c);
+    CHECK(gb_current() == r); /* still entered, still this context's */
+    CHECK_EQ(gbt_stats().regions_in_flight, 0);
+    gb_coro_free(c);
+    CHECK(gb_try_region_detach(r, &by));
+    CHECK(by == NULL);
+    gb_region_attach(r);
+    gb_leave(r);
+    gb_sweep();
+    gbt_check_all_given_back();
+    gbt_expect_death(pinned_detach, "gb_region_detach: region 0x");
+    gbt_expect_death(pinned_detach, "is pinned: the suspended coroutine 0x");
+}
+
+/* ------------------------------------------------------------------ misuse */
+
+static gb_region *in_flight(void)
+{
+    gb_region *r = gb_enter();
+    gb_alloc(10);
+    gb_region_detach(r);
+    return r;
+}
+
+static void detach_not_innermost(void)
+{
+    gb_region *r = gb_enter();
+    gb_enter();
+    gb_region_detach(r);
+}
+
+static void detach_twice(void)
+{
+    gb_region_detach(in_flight());
+}
+
+static void attach_held(void)
+{
+    gb_region_attach(gb_enter());
+}
+
+static void attach_twice(void)
+{
+    gb_region *r = in_flight();
+    gb_region_attach(r);
+    gb_region_attach(r);
+}
+
+static gb_region *shared_r;
+
+static void *attach_shared(void *arg)
+{
+    (void)arg;
+    gb_region_attach(shared_r);
+    return NULL;
+}
+
+static void attach_twice_on_two_threads(void)
+{
+    shared_r = in_flight();
+    pthread_t th;
+    pthread_create(&th, NULL, attach_shared, NULL);
+    pthread_join(th, NULL); /* that thread exited holding it: it was left */
+    gb_region_attach(shared_r);
+}
+
+static pthread_mutex_t producer_hold = PTHREAD_MUTEX_INITIALIZER;
+
+/* Enters and detaches shared_r, then stays alive (its pages with it)
+ * until the process ends. */
+static void *produce_and_stay(void *arg)
+{
+    shared_r = in_flight();
+    pthread_mutex_unlock(arg);
+    pthread_mutex_lock(&producer_hold);
+    return NULL;
+}
+
+static void *attach_and_leave_shared(void *arg)
+{
+    (void)arg;
+    gb_region_attach(shared_r);
+    gb_leave(shared_r);
+    return NULL;
+}
+
+static void attach_after_a_third_thread_left_it(void)
+{
+    pthread_mutex_t made = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&made);
+    pthread_mutex_lock(&producer_hold);
+    pthread_t a, b;
+    pthread_create(&a, NULL, produce_and_stay, &made);
+    pthread_mutex_lock(&made);
+    pthread_create(&b, NULL, attach_and_leave_shared, NULL);
+    pthread_join(b, NULL);
+    gb_region_attach(shared_r);
+}
+
+static void *attach_shared_and_wait(void *arg)
+{
+    gb_region_attach(shared_r);
+    pthread_mutex_lock(arg);
+    pthread_mutex_unlock(arg);
+    return NULL;
+}
+
+static void attach_while_another_thread_holds_it(void)
+{
+    static pthread_mutex_t hold = PTHREAD_MUTEX_INITIALIZER;
+    shared_r = in_flight();
+    pthread_mutex_lock(&hold);
+    pthread_t th;
+    pthread_create(&th, NULL, attach_shared_and_wait, &hold);
+    while (gbt_stats().regions_in_flight)
+        sched_yield();
+    gb_region_attach(shared_r);
+}
+
+static void attach_left(void)
+{
+    gb_region *r = gb_enter();
+    gb_leave(r);
+    gb_region_attach(r);
+}
+
+static void attach_bogus(void)
+{
+    gb_region_attach((gb_region *)(uintptr_t)0x1234);
+}
+
+static void alloc_in_flight(void)
+{
+    gb_alloc_in(in_flight(), 8);
+}
+
+static void reset_in_flight(void)
+{
+    gb_region_reset(in_flight(), 0);
+}
+
+static void leave_in_flight(void)
+{
+    gb_leave(in_flight());
+}
+
+static void leave_to_in_flight(void)
+{
+    gb_leave_to(in_flight());
+}
+
+static void *alloc_in_shared(void *arg)
+{
+    (void)arg;
+    gb_alloc_in(shared_r, 8);
+    return NULL;
+}
+
+static void alloc_in_flight_on_another_thread(void)
+{
+    shared_r = in_flight();
+    pthread_t th;
+    pthread_create(&th, NULL, alloc_in_shared, NULL);
+    pthread_join(th, NULL);
+}
+
+static void coro_enters_and_yields(void *arg)
+{
+    *(gb_region **)arg = gb_enter();
+    gb_coro_yield();
+}
+
+static void detach_suspended_coroutines_region(void)
+{
+    gb_region *r = NULL;
+    gb_coro *c = gb_coro_new(coro_enters_and_yields, &r, 0);
+    gb_coro_resume(c);
+    gb_region_detach(r);
+}
+
+GB_TEST(misuse_of_detach_and_attach_is_named)
+{
+    gbt_expect_death(detach_not_innermost,
+                     "gb_region_detach: region 0x");
+    gbt_expect_death(detach_not_innermost, "is not the innermost region (1 regions entered after it");
+    gbt_expect_death(detach_twice, "gb_region_detach: region 0x");
+    gbt_expect_death(detach_twice, "is in flight: it was detached (gb_region_detach) and not attached since");
+    gbt_expect_death(attach_held, "is not in flight: this thread holds it already");
+    gbt_expect_death(attach_twice, "is not in flight: this thread holds it already");
+    /* The first to attach it exited holding it, so it was left there. */
+    gbt_expect_death(attach_twice_on_two_threads, "gb_region_attach: region 0x");
+    gbt_expect_death(attach_twice_on_two_threads, "was already left");
+    gbt_expect_death(attach_after_a_third_thread_left_it, "gb_region_attach: region 0x");
+    gbt_expect_death(attach_after_a_third_thread_left_it,
+                     "was entered by another thread, and this thread does not hold it");
+    gbt_expect_death(attach_while_another_thread_holds_it,
+                     "is held by another thread, which attached it (gb_region_attach)");
+    gbt_expect_death(attach_left, "gb_region_attach: region 0x");
+    gbt_expect_death(attach_left, "was already left");
+    gbt_expect_death(attach_bogus, "gb_region_attach: 0x1234 is not a region handle");
+    gbt_expect_death(alloc_in_flight, "gb_alloc_in: region 0x");
+    gbt_expect_death(alloc_in_flight, "is in flight");
+    gbt_expect_death(alloc_in_flight_on_another_thread, "gb_alloc_in: region 0x");
+    gbt_expect_death(alloc_in_flight_on_another_thread, "is in flight");
+    gbt_expect_death(reset_in_flight, "gb_region_reset: region 0x");
+    gbt_expect_death(reset_in_flight, "is in flight");
+    gbt_expect_death(leave_in_flight, "gb_leave: region 0x");
+    gbt_expect_death(leave_in_flight, "is in flight");
+    gbt_expect_death(leave_to_in_flight, "gb_leave_to: region 0x");
+    gbt_expect_death(leave_to_in_flight, "is in flight");
+    gbt_expect_death(detach_suspended_coroutines_region,
+                     "gb_region_detach: region 0x");
+    gbt_expect_death(detach_suspended_coroutines_region, "was entered by another coroutine, 0x");
+}
+
+/* ----------------------------------------------- four threads, round-robin */
+
+#define RING 4
+#define HOPS 40
+#define TRAVELLERS 12
+
+typedef struct traveller {
+    gb_region *r;
+    uint64_t *words;
+    size_t nwords;
+    int hops;
+} traveller;
+
+typedef struct ring_queue {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    traveller *items[TRAVELLERS];
+    int n;
+} ring_queue;
+
+static ring_queue ring[RING];
+static int ring_left; /* travellers not yet left; under ring[0].lock */
+
+static void ring_push(int to, traveller *t)
+{
+    ring_queue *q = &ring[to];
+    pthread_mutex_lock(&q->lock);
+    q->items[q->n++] = t;
+    pthread_cond_signal(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+}
+
+static bool ring_all_left(void)
+{
+    pthread_mutex_lock(&ring[0].lock);
+    bool done = ring_left == 0;
+    pthread_mutex_unlock(&ring[0].lock);
+    return done;
+}
+
+static traveller *ring_pop(int me)
+{
+    ring_queue *q = &ring[me];
+    pthread_mutex_lock(&q->lock);
+    while (q->n == 0) {
+        pthread_mutex_unlock(&q->lock);
+        if (ring_all_left())
+            return NULL;
+        pthread_mutex_lock(&q->lock);
+        if (q->n == 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 2000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&q->cond, &q->lock, &ts);
+        }
+    }
+    traveller *t = q->items[--q->n];
+    pthread_mutex_unlock(&q->lock);
+    return t;
+}
+
+static void *ring_member(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    traveller *t;
+    while ((t = ring_pop(me))) {
+        gb_region_attach(t->r);
+        /* Every word written on earlier hops is there, and its own. */
+        for (size_t i = 0; i < t->nwords; i++)
+            CHECK_EQ(t->words[i], i * 31 + 7);
+        CHECK(!t->words || gb_region_of(t->words) == t->r);
+        /* Grow it on this thread: more words, in a fresh allocation. */
+        size_t more = 512;
+        uint64_t *w = gb_alloc((t->nwords + more) * sizeof *w);
+        if (t->nwords)
+            memcpy(w, t->words, t->nwords * sizeof *w);
+        for (size_t i = t->nwords; i < t->nwords + more; i++)
+            w[i] = i * 31 + 7;
+        t->words = w;
+        t->nwords += more;
+        if (++t->hops == HOPS) {
+            gb_leave(t->r);
+            pthread_mutex_lock(&ring[0].lock);
+            ring_left--;
+            pthread_mutex_unlock(&ring[0].lock);
+            continue;
+        }
+        gb_region_detach(t->r);
+        ring_push((me + 1) % RING, t);
+    }
+    return NULL;
+}
+
+GB_TEST(four_threads_pass_regions_round_robin)
+{
+    static traveller ts[TRAVELLERS];
+    for (int i = 0; i < RING; i++) {
+        pthread_mutex_init(&ring[i].lock, NULL);
+        pthread_cond_init(&ring[i].cond, NULL);
+        ring[i].n = 0;
+    }
+    ring_left = TRAVELLERS;
+    for (int i = 0; i < TRAVELLERS; i++) {
+        ts[i].r = gb_enter();
+        ts[i].words = NULL;
+        ts[i].nwords = 0;
+        ts[i].hops = 0;
+        gb_region_detach(ts[i].r);
+        ring_push(i % RING, &ts[i]);
+    }
+    pthread_t th[RING];
+    for (int i = 0; i < RING; i++)
+        CHECK(pthread_create(&th[i], NULL, ring_member, (void *)(intptr_t)i) == 0);
+    for (int i = 0; i < RING; i++)
+        CHECK(pthread_join(th[i], NULL) == 0);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.handoffs, (uint64_t)TRAVELLERS * HOPS);
+    CHECK_EQ(s.regions_in_flight, 0);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
