@@ -291,6 +291,81 @@ static int threads_leave(void)
     return 0;
 }
 
+/* ----------------------------------------------------------- handoff */
+
+/* A producer thread fills a 400 MB region and detaches it; the main
+ * thread, the consumer, attaches it, checks that it finds the memory,
+ * allocates in it and leaves it; then a checkpoint, with the producer
+ * alive and idle, waiting for the next round, as an I/O thread between
+ * requests is. The memory must have left the process at the consumer's
+ * leave, whatever the producer does meanwhile. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int asked;          /* rounds the consumer asked for; -1: stop */
+    gb_region *ready;   /* the region in flight, or NULL */
+    unsigned char *first;
+} handed = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, NULL};
+
+static void *handoff_producer(void *arg)
+{
+    (void)arg;
+    for (int done = 0;;) {
+        pthread_mutex_lock(&handed.lock);
+        while (handed.asked == done)
+            pthread_cond_wait(&handed.cond, &handed.lock);
+        int asked = handed.asked;
+        pthread_mutex_unlock(&handed.lock);
+        if (asked < 0)
+            return NULL;
+        gb_region *r = gb_enter();
+        unsigned char *first = gb_alloc(64);
+        memset(first, 0x5a, 64);
+        gbs_fill(REGION_BYTES, REGION_PIECE, asked);
+        gb_region_detach(r);
+        pthread_mutex_lock(&handed.lock);
+        handed.ready = r;
+        handed.first = first;
+        done = asked;
+        pthread_cond_broadcast(&handed.cond);
+        pthread_mutex_unlock(&handed.lock);
+    }
+}
+
+static int handoff(void)
+{
+    pthread_t producer;
+    if (pthread_create(&producer, NULL, handoff_producer, NULL) != 0)
+        return 6;
+    int rc = 0;
+    for (int round = 1; round <= REGION_ROUNDS && !rc; round++) {
+        pthread_mutex_lock(&handed.lock);
+        handed.asked = round;
+        pthread_cond_broadcast(&handed.cond);
+        while (!handed.ready)
+            pthread_cond_wait(&handed.cond, &handed.lock);
+        gb_region *r = handed.ready;
+        unsigned char *first = handed.first;
+        handed.ready = NULL;
+        pthread_mutex_unlock(&handed.lock);
+        gb_region_attach(r);
+        if (gb_region_of(first) != r || first[0] != 0x5a || first[63] != 0x5a)
+            rc = 7; /* the memory handed over is not what this thread finds */
+        gbs_fill(4 * MIB, REGION_PIECE, round);
+        gb_leave(r);
+        char name[32];
+        snprintf(name, sizeof name, "round-%d", round);
+        gbgate_checkpoint(name, "handed_mib=%zu in_flight=%zu build=%s", REGION_BYTES / MIB,
+                          gbs_stats().regions_in_flight, gb_build_kind());
+    }
+    pthread_mutex_lock(&handed.lock);
+    handed.asked = -1;
+    pthread_cond_broadcast(&handed.cond);
+    pthread_mutex_unlock(&handed.lock);
+    pthread_join(producer, NULL);
+    return rc;
+}
+
 /* ---------------------------------------------------- foreign-library */
 
 #if defined(GB_GATE_ZLIB)
@@ -476,6 +551,7 @@ int main(int argc, char **argv)
         {"stress", stress},
         {"small-regions", small_regions},
         {"threads-leave", threads_leave},
+        {"handoff", handoff},
         {"foreign-library", foreign_library},
         {"hold", hold},
     };
