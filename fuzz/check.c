@@ -171,10 +171,16 @@ FZ_NO_COV static void check_region_of(const void *p, int r, const char *what, co
     gb_region *want = S.region[r].h;
     if (!want)
         return;
+    /* Memory the peer holds, or in flight, is in no index of this thread. */
+    bool here = held_here(r);
+    if (!here)
+        want = NULL;
     gb_region *h = gb_region_of(p);
     if (h != want)
         fail("%s %p: gb_region_of(%p) is %p, expected region %d (%p, %s)", what, obj, p, (void *)h, r,
-             (void *)want, S.region[r].st == R_LIVE ? "live" : "retired");
+             (void *)want,
+             !here ? (S.region[r].ctx == PEER ? "held by the peer" : "in flight")
+             : S.region[r].st == R_LIVE ? "live" : "retired");
 }
 
 /* Every readable allocation's first and last byte, every readable
@@ -339,6 +345,13 @@ FZ_NO_COV void check_after_op(void)
         pinned += R->st == R_LEFT_FULL;
         if (!R->h)
             continue;
+        if (!held_here(r)) {
+            /* The peer's, or in flight: only its holder may ask about it
+             * (ops_handoff.c reads it from the peer); what it kept goes
+             * with it unchanged. */
+            kept += R->kept;
+            continue;
+        }
         gb_region_info in;
         check_region_info(r, &in);
         if (R->st != R_LIVE)

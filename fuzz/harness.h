@@ -66,8 +66,10 @@
 
 /* ------------------------------------------------------------------ model */
 
-/* The context of the thread's own stack; coroutines are 0, 1, ... */
-enum { MAIN = -1 };
+/* The context of the thread's own stack; coroutines are 0, 1, ...; a
+ * region the peer thread holds is on PEER's stack, one in flight between
+ * the two threads on none (ops_handoff.c). */
+enum { MAIN = -1, PEER = -2, FLIGHT = -3 };
 
 /* A region only moves down this list, never back: R_LIVE until it is left,
  * R_JUST_LEFT from its leave to the retry point of the same operation,
@@ -101,7 +103,7 @@ typedef enum rstate {
  * retired). */
 typedef struct fz_region {
     gb_region *h; /* compared with gb_current(), never dereferenced */
-    int ctx;      /* MAIN or the coroutine whose stack it is on */
+    int ctx;      /* MAIN, the coroutine whose stack it is on, PEER or FLIGHT */
     int parent;   /* the next region out on the same stack, or -1 */
     rstate st;
     bool fresh;   /* pinned at the last retry point, not yet read in full */
@@ -253,6 +255,8 @@ int ctx_top(int ctx);
 size_t ctx_depth(int ctx);
 void ctx_set(int ctx, int top, size_t depth);
 void region_left(int r);
+/* Region r is gone: nothing of it is read again. */
+void region_dropped(int r);
 void left_all(int ctx);
 bool slot_valid(const fz_slot *s);
 /* 2: a frozen stack (or with `running`, the running coroutine's) holds a
@@ -297,6 +301,9 @@ void op_write(void);
 void op_check(unsigned v);
 size_t take_size(void);
 int add_alloc(int r, void *p, size_t n, uint64_t seed, bool zeroed);
+/* Like add_alloc for an allocation already written (by the peer): shadow,
+ * malloc'd, holds what p holds and is the record's from now on. */
+int add_alloc_written(int r, void *p, size_t n, unsigned char *shadow);
 /* A live region the running context may name (in_pick over them): its own,
  * innermost first, and with `resumers` those of every context waiting on
  * it, nearest first; -1 when there is none. */
@@ -355,6 +362,17 @@ void op_capture(unsigned v);
 void op_drop(void);
 void op_sweep(void);
 void op_safepoint(unsigned v);
+
+/* ---------------------------------------------------------- ops_handoff.c */
+
+/* Whether the fuzzed thread holds region r, or held it when it was left:
+ * not one the peer holds, nor one in flight. */
+bool held_here(int r);
+int peer_ctx_top(void);
+size_t peer_ctx_depth(void);
+void op_handoff(unsigned v);
+void handoff_teardown(void);
+void handoff_reset(void);
 
 /* ----------------------------------------------------------- ops_stats.c */
 

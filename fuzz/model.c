@@ -93,11 +93,15 @@ uint64_t map_key(unsigned k)
 
 int ctx_top(int ctx)
 {
+    if (ctx < MAIN)
+        return ctx == PEER ? peer_ctx_top() : -1;
     return ctx == MAIN ? S.main_top : S.coro[ctx].top;
 }
 
 size_t ctx_depth(int ctx)
 {
+    if (ctx < MAIN)
+        return ctx == PEER ? peer_ctx_depth() : 0;
     return ctx == MAIN ? S.main_depth : S.coro[ctx].depth;
 }
 
@@ -233,6 +237,12 @@ static void region_kill(int r, bool arenas_too)
     for (int i = 0; i < S.nmaps; i++)
         if (S.map[i].region == r)
             S.map[i].ok = false;
+}
+
+void region_dropped(int r)
+{
+    region_kill(r, true);
+    S.region[r].st = R_DROPPED;
 }
 
 /* The runtime may free a retired region here: judge every left region by

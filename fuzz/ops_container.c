@@ -50,12 +50,13 @@ void op_vec_new(unsigned v)
         fail("a new vec has %zu bytes of garbage", gb_vec_garbage_bytes(m->h));
 }
 
-/* A container may change while its region is live, from any context, but
+/* A container may change while its region is live, from any context of
+ * the thread that holds it (not one handed to the peer or in flight), but
  * not under a limit: its growth (gb_vec_push, gb_map_put) has no try form,
  * and would stop the process at the limit. */
 static bool changeable(int r)
 {
-    return S.region[r].st == R_LIVE && !S.region[r].limit;
+    return S.region[r].st == R_LIVE && held_here(r) && !S.region[r].limit;
 }
 
 static int pick_vec(bool nonempty)

@@ -127,7 +127,7 @@ void op_capture(unsigned v)
     int n = 0;
     if (v < 4) {
         for (int i = 0; i < S.nallocs; i++)
-            if (S.alloc[i].alive)
+            if (S.alloc[i].alive && held_here(S.alloc[i].region))
                 cand[n++] = i;
         if (!n)
             return;
@@ -138,14 +138,14 @@ void op_capture(unsigned v)
         s.value = (uintptr_t)(a->p + s.off);
     } else if (v < 6) {
         int t = pick_container();
-        if (t < 0)
+        if (t < 0 || !held_here(t < MAX_VECS ? S.vec[t].region : S.map[t - MAX_VECS].region))
             return;
         s.kind = t < MAX_VECS ? S_VEC : S_MAP;
         s.target = t < MAX_VECS ? t : t - MAX_VECS;
         s.value = t < MAX_VECS ? (uintptr_t)S.vec[t].h : (uintptr_t)S.map[s.target].h;
     } else {
         for (int i = 0; i < S.nvecs; i++)
-            if (S.vec[i].struct_ok && S.vec[i].len)
+            if (S.vec[i].struct_ok && S.vec[i].len && held_here(S.vec[i].region))
                 cand[n++] = i;
         if (!n)
             return;

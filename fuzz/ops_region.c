@@ -41,16 +41,14 @@ size_t take_size(void)
     return n;
 }
 
-/* Records allocation p of n bytes in region r, checks it is aligned and
- * overlaps nothing readable, and fills it with the pattern of seed (or
- * checks it is zero and keeps it, for calloc). */
-FZ_NO_COV int add_alloc(int r, void *p, size_t n, uint64_t seed, bool zeroed)
+/* Allocation p of n bytes is aligned and overlaps nothing readable. */
+FZ_NO_COV static void check_new_alloc(const void *p, size_t n)
 {
     if (!p)
         fail("allocation of %zu bytes returned NULL", n);
     if ((uintptr_t)p % 16)
         fail("allocation %p of %zu bytes is not 16-byte aligned", p, n);
-    unsigned char *c = p;
+    const unsigned char *c = p;
     size_t span = n ? n : 1;
     for (int i = 0; i < S.nallocs; i++) {
         const fz_alloc *a = &S.alloc[i];
@@ -58,24 +56,44 @@ FZ_NO_COV int add_alloc(int r, void *p, size_t n, uint64_t seed, bool zeroed)
         if (a->alive && c < a->p + aspan && a->p < c + span)
             fail("allocation %p (%zu bytes) overlaps allocation %p (%zu bytes)", p, n, (void *)a->p, a->n);
     }
+}
+
+static int record_alloc(int r, void *p, size_t n, unsigned char *shadow)
+{
     S.region[r].used = true;
     fz_alloc *a = &S.alloc[S.nallocs];
-    a->p = c;
+    a->p = p;
     a->n = n;
     a->region = r;
     a->alive = true;
-    a->shadow = malloc(span);
-    if (!a->shadow)
+    a->shadow = shadow;
+    return S.nallocs++;
+}
+
+/* Records allocation p of n bytes in region r, checks it is aligned and
+ * overlaps nothing readable, and fills it with the pattern of seed (or
+ * checks it is zero and keeps it, for calloc). */
+FZ_NO_COV int add_alloc(int r, void *p, size_t n, uint64_t seed, bool zeroed)
+{
+    check_new_alloc(p, n);
+    unsigned char *c = p, *shadow = malloc(n ? n : 1);
+    if (!shadow)
         fail("out of memory for the model");
     if (zeroed) {
         for (size_t i = 0; i < n; i++)
             if (c[i])
                 fail("gb_calloc memory %p is not zero at byte %zu of %zu", p, i, n);
-        memset(a->shadow, 0, span);
+        memset(shadow, 0, n ? n : 1);
     } else {
-        pattern(c, a->shadow, n, seed);
+        pattern(c, shadow, n, seed);
     }
-    return S.nallocs++;
+    return record_alloc(r, p, n, shadow);
+}
+
+int add_alloc_written(int r, void *p, size_t n, unsigned char *shadow)
+{
+    check_new_alloc(p, n);
+    return record_alloc(r, p, n, shadow);
 }
 
 /* Whether the running context may name a region of context ctx: its own,
@@ -327,7 +345,8 @@ void op_write(void)
 {
     int n = 0;
     for (int i = 0; i < S.nallocs; i++)
-        if (S.alloc[i].alive && S.region[S.alloc[i].region].st == R_LIVE && S.alloc[i].n)
+        if (S.alloc[i].alive && S.region[S.alloc[i].region].st == R_LIVE && held_here(S.alloc[i].region) &&
+            S.alloc[i].n)
             cand[n++] = i;
     if (!n)
         return;

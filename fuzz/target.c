@@ -67,7 +67,7 @@ enum {
     OP_FINISH,   /* -> OP_ENTER */
     OP_YIELD2,   /* -> OP_CORO_NEW */
     OP_CAPTURE2, /* -> OP_RESUME */
-    OP_LEAVE2,
+    OP_HANDOFF,  /* the variant names the operation (ops_handoff.c) */
 };
 
 static const unsigned char on_thread[32] = {
@@ -91,7 +91,7 @@ static const char *const op_names[32] = {
     "enter", "leave", "alloc", "alloc_in", "calloc", "realloc", "write", "check",
     "vec_new", "vec_push", "vec_pop", "vec_compact", "map_new", "map_put", "map_del", "map_get",
     "map_compact", "stats", "coro_new", "resume", "coro_free", "sweep", "safepoint", "fault",
-    "embed", "yield", "capture", "drop", "finish", "yield", "capture", "leave",
+    "embed", "yield", "capture", "drop", "finish", "yield", "capture", "handoff",
 };
 static const char *const embed_names[8] = {
     "reset", "leave_to", "calloc_in", "realloc_in", "try_alloc", "try_alloc_in", "try_realloc", "limit",
@@ -132,7 +132,8 @@ FZ_NOINLINE void run(void)
         trace_op(op, v);
         switch (op) {
         case OP_ENTER: op_enter(); break;
-        case OP_LEAVE: case OP_LEAVE2: op_leave(); break;
+        case OP_LEAVE: op_leave(); break;
+        case OP_HANDOFF: op_handoff(v); break;
         case OP_ALLOC: op_alloc(v); break;
         case OP_ALLOC_IN: op_alloc_in(v); break;
         case OP_CALLOC: op_calloc(); break;
@@ -186,6 +187,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void teardown(void)
 {
     faults_off();
+    handoff_teardown();
     for (int r = 0; r < S.nregions; r++)
         if (S.region[r].st == R_LIVE || S.region[r].st == R_LEFT_FULL)
             check_region_full(r);
@@ -233,6 +235,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&S, 0, sizeof S);
     S.cur = MAIN;
     S.main_top = -1;
+    handoff_reset();
     in_start(data, size);
     sync_safepoints();
     run();
