@@ -357,9 +357,9 @@ void gb__handle_free_lent(gb_region *r)
         gb__chunk_put(&m->cache, pg->chunk);
 }
 
-/* Takes the slots on pg's rfree back, for m, its owner (NULL when the
- * page's thread is exiting); dir_lock held. True when the page's last
- * slot is free. */
+/* Takes the slots on pg's rfree back for m, its owner (at a collect, or
+ * at its thread's exit); dir_lock held. True when the page's last slot is
+ * free. */
 static bool rfree_take(gb__mem *m, gb__dpage *pg)
 {
     gb__list_remove(&pg->rlink);
