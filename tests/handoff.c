@@ -313,6 +313,77 @@ GB_TEST(slots_freed_on_another_thread_come_back_to_their_page)
     gbt_check_all_given_back();
 }
 
+/* A producer's regions, left by a consumer: their blocks go back to the
+ * producer's cache, within the process's bound, so that its next region
+ * reuses them instead of mapping and faulting every block afresh, and the
+ * consumer's cache does not fill the bound with blocks it never reuses. */
+static void *leave_relayed(void *arg)
+{
+    gb_region *r = *(gb_region **)arg;
+    gb_region_attach(r);
+    gb_leave(r);
+    return NULL;
+}
+
+static gb_region *filled_and_detached(size_t bytes)
+{
+    gb_region *r = gb_enter();
+    for (size_t done = 0; done < bytes; done += 4096)
+        memset(gb_alloc(4096), 3, 4096);
+    gb_region_detach(r);
+    return r;
+}
+
+GB_TEST(blocks_left_on_another_thread_go_back_to_the_cache_of_the_thread_that_entered_them)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.huge = GB_HUGE_OFF; /* blocks of 4 KiB to 1 MiB, each of a cached size */
+    o.cache_bytes = 8 * MIB;
+    gb_init(&o);
+    gb_region *r = filled_and_detached(2 * MIB);
+    size_t blocks = gbt_stats().blocks_live;
+    CHECK(blocks >= 4);
+    on_thread(leave_relayed, &r);
+    gb_stats s = gbt_stats();
+    CHECK(s.bytes_cached >= 2 * MIB); /* given to this thread, reserved within the bound */
+    CHECK(s.bytes_cached <= 8 * MIB);
+    /* The next region of this thread takes them: hits, and nothing mapped. */
+    uint64_t hits = s.cache_hits;
+    size_t held = s.bytes_mapped + s.bytes_cached;
+    gb_region *again = gb_enter();
+    for (size_t done = 0; done < 2 * MIB; done += 4096)
+        memset(gb_alloc(4096), 4, 4096);
+    s = gbt_stats();
+    CHECK(s.cache_hits >= hits + blocks - 1);
+    /* At most one block mapped afresh: one of a size the cache did not
+     * hold (a chain grows from the largest block so far). */
+    CHECK(s.bytes_mapped + s.bytes_cached <= held + MIB);
+    gb_leave(again);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+static void *exit_after_entering(void *arg)
+{
+    *(gb_region **)arg = filled_and_detached(MIB);
+    return NULL;
+}
+
+GB_TEST(blocks_of_a_region_whose_thread_exited_go_back_with_the_thread_that_leaves_it)
+{
+    gb_region *r;
+    on_thread(exit_after_entering, &r);
+    size_t cached = gbt_stats().bytes_cached;
+    gb_region_attach(r);
+    gb_leave(r);
+    /* No thread to give them to: they are this thread's, cached or unmapped. */
+    CHECK(gbt_stats().bytes_cached >= cached);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 /* --------------------------------------------------------------- pinning */
 
 static void pinned_detach(void)

@@ -373,12 +373,58 @@ static bool rfree_take(gb__mem *m, gb__dpage *pg)
     return pg->nused == 0;
 }
 
+/* A block given back to another thread's cache: the record in its first
+ * bytes (a block is at least map_min bytes, and nothing reads it now). */
+typedef struct given {
+    struct given *next;
+    gb__chunk chunk;
+} given;
+
+void gb__handle_give_block(gb_region *r, gb__chunk c)
+{
+    gb__mem *m = r->home;
+    if (c.src == GB__SRC_MAP && gb__map_cache_reserve(&m->cache, c.size)) {
+        pthread_mutex_lock(&dir_lock);
+        gb__mem *o = r->page->owner;
+        if (o && o != m) {
+            given *g = c.base;
+            g->chunk = c;
+            g->next = o->dblocks;
+            o->dblocks = g;
+            gb__map_count_cached(c.size, true);
+            atomic_store_explicit(&o->dpending, true, memory_order_relaxed);
+            pthread_mutex_unlock(&dir_lock);
+            return;
+        }
+        pthread_mutex_unlock(&dir_lock);
+        gb__map_cache_unreserve(c.size);
+    }
+    gb__chunk_put(&m->cache, c);
+}
+
+/* Takes the blocks of list g, given back to m, into m's cache (or to the
+ * OS, when the bound has no room for one by then). */
+static void given_take(gb__mem *m, given *g)
+{
+    while (g) {
+        given *next = g->next;
+        gb__chunk c = g->chunk;
+        GB__ASSERT(c.base == (void *)g && c.src == GB__SRC_MAP);
+        gb__map_count_cached(c.size, false);
+        gb__map_cache_unreserve(c.size);
+        gb__chunk_put(&m->cache, c);
+        g = next;
+    }
+}
+
 void gb__handle_collect(gb__mem *m)
 {
     gb__list empty;
     gb__list_init(&empty);
     pthread_mutex_lock(&dir_lock);
     atomic_store_explicit(&m->dpending, false, memory_order_relaxed);
+    given *blocks = m->dblocks;
+    m->dblocks = NULL;
     while (!gb__list_empty(&m->dremote)) {
         gb__dpage *pg = GB__LIST_ENTRY(m->dremote.next, gb__dpage, rlink);
         GB__ASSERT(pg->owner == m && pg->rfree);
@@ -386,6 +432,7 @@ void gb__handle_collect(gb__mem *m)
             gb__list_push(&empty, &pg->rlink);
     }
     pthread_mutex_unlock(&dir_lock);
+    given_take(m, blocks);
     /* A page with no slot in use has no lent slot: no other thread can
      * reach it any more, and it goes as any page whose last slot is freed. */
     while (!gb__list_empty(&empty)) {
@@ -691,7 +738,11 @@ void gb__handle_at_exit(gb__mem *m)
         dir[e].next = dir_pool;
         dir_pool = e + 1;
     }
+    /* Its pages are no thread's now: no block is given to it after this. */
+    given *blocks = m->dblocks;
+    m->dblocks = NULL;
     pthread_mutex_unlock(&dir_lock);
+    given_take(m, blocks);
     /* A page whose last lent slot came back just now goes as any other,
      * its entry to the vacant list, and that to the pool below. */
     if (!gb__list_empty(&empty)) {

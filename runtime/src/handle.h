@@ -187,9 +187,19 @@ void gb__handle_lend(gb_region *r);
  * NULL, with nothing changed, when h names no region in flight. */
 gb_region *gb__handle_claim(gb__mem *m, const gb_region *h);
 
-/* Takes back the slots other threads freed on m's pages (m->dremote):
- * gb_enter when m->dpending is set, a page wanted, gb_sweep, thread exit. */
+/* Takes back the slots other threads freed on m's pages (m->dremote), and
+ * the blocks they gave back (m->dblocks) into m's cache: gb_enter when
+ * m->dpending is set, a page wanted, gb_sweep, thread exit. */
 void gb__handle_collect(gb__mem *m);
+
+/* Puts chunk c, a block of lent region r that the running thread (r's
+ * home) has left, in the cache of the thread that entered r, which is
+ * likeliest to want it again (a producer of regions that a consumer
+ * leaves): reserved within the process's cache bound now, taken into that
+ * thread's cache at its next gb_enter. Where that thread has exited, the
+ * bound has no room, or c is not one of the runtime's mappings, c goes
+ * as any chunk of the running thread (gb__chunk_put). */
+void gb__handle_give_block(gb_region *r, gb__chunk c);
 
 /* The region h names, which the running thread entered and has not left
  * (in the running context or another of its contexts); stops the process

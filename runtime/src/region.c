@@ -564,16 +564,6 @@ bool gb__region_contains(const gb_region *r, const void *p)
 }
 
 /* Gives back the blocks of list b, which are in m. */
-static void put_blocks(gb__mem *m, gb__block *b)
-{
-    while (b) {
-        gb__block *next = b->next;
-        gb__block_index(m, b, false);
-        gb__chunk_put(&m->cache, b->chunk);
-        b = next;
-    }
-}
-
 void gb__region_index(gb__mem *m, gb_region *r, bool in)
 {
     for (gb__block *b = r->blocks; b; b = b->next)
@@ -590,15 +580,25 @@ void gb__region_close_arenas(gb_region *r)
         gb__arena_close(r->home, GB__LIST_ENTRY(r->arenas.next, gb__arena, link));
 }
 
-void gb__region_free(gb_region *r)
+gb__block *gb__region_unhook(gb_region *r)
 {
     GB__ASSERT(!r->stack && !gb__list_linked(&r->rlink) && !gb__list_linked(&r->wlink));
     gb__region_close_arenas(r);
     /* The leave that came before gave the kept blocks back (a region
      * holding contents a reset retired never had any). */
     GB__ASSERT(!r->kept && r->nkept == 0 && r->kept_bytes == 0);
-    put_blocks(r->home, r->blocks);
+    for (gb__block *b = r->blocks; b; b = b->next)
+        gb__block_index(r->home, b, false);
     GB__SUB(blocks_live, r->nblocks);
+    return r->blocks;
+}
+
+void gb__region_free(gb_region *r)
+{
+    for (gb__block *b = gb__region_unhook(r), *next; b; b = next) {
+        next = b->next;
+        gb__chunk_put(&r->home->cache, b->chunk);
+    }
 }
 
 void gb__region_empty(gb_region *r, size_t keep_bytes)

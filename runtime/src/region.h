@@ -45,6 +45,12 @@ typedef struct gb__mem {
      * takes them back (gb__handle_collect). */
     gb__list dremote;
     _Atomic bool dpending;
+    /* Blocks of regions this thread entered that another thread left,
+     * given back to this thread's cache (handle.c, gb__handle_give_block):
+     * linked through their first bytes, under the directory's lock,
+     * reserved within the process's cache bound and counted as cached;
+     * taken into the cache with the slots (gb__handle_collect). */
+    void *dblocks;
 } gb__mem;
 
 /* A block of a region: a chunk whose first bytes are this header, followed
@@ -238,6 +244,12 @@ void gb__region_move(gb_region *g, gb_region *r);
  * is the caller's to free (gb__handle_free). Runs on the thread that
  * holds r (whose memory is r->home). */
 void gb__region_free(gb_region *r);
+
+/* gb__region_free but for the blocks: closes r's arenas, takes its blocks
+ * out of the index and the counters, and returns them, linked through
+ * next, for the caller to put each chunk where it belongs (a region handed
+ * over: fix/handoff_free.c). */
+gb__block *gb__region_unhook(gb_region *r);
 
 /* Enters every block, kept block and arena of r in m's address index, or
  * takes them out: a handoff moves r from the index of the thread that
