@@ -35,11 +35,12 @@ if(rc)
   message(FATAL_ERROR "building examples/ failed")
 endif()
 
-# EXAMPLES names the programs to run (default: the three that need only
-# giveback); lua_state is built only where Lua 5.4 is found, and a missing
-# one is reported as skipped, with the reason, for ctest to count.
+# EXAMPLES names the programs to run (default: the four that need only
+# giveback and the platform's threads); lua_state is built only where Lua
+# 5.4 is found, and a missing one is reported as skipped, with the reason,
+# for ctest to count.
 if(NOT DEFINED EXAMPLES)
-  set(EXAMPLES request_loop interpreter enumerator)
+  set(EXAMPLES request_loop interpreter enumerator request_handoff)
 endif()
 foreach(example ${EXAMPLES})
   if(NOT EXISTS ${work}/build/${example})
