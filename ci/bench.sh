@@ -18,7 +18,12 @@
 # against glibc, jemalloc, mimalloc, talloc, APR, obstack, and each one's
 # resident size after free), churn_bench (10,000 regions of 1-8 MB per block
 # source against the malloc-back poison, and the cost against region size),
-# and gbprobe (what malloc keeps right after a free on this machine).
+# small_regions_bench (many small regions left), lookup_bench (gb_region_of
+# per lookup), handoff_bench (a list of 1 MiB and 16 MiB built on one thread
+# and freed on another: a region handed over against a region copied and
+# against glibc, jemalloc and mimalloc freeing on the other thread, and what
+# each keeps resident), and gbprobe (what malloc keeps right after a free on
+# this machine).
 # Writes build/bench/: bench.txt (everything printed), bench.tsv (the
 # figures, "<name>\t<value>\t<unit>", and the verdicts,
 # "verdict\t<name>\t<state>\t<ratio>\t<lo>\t<hi>"), meta.tsv (when, which
@@ -129,6 +134,7 @@ if ((quick)); then
     run "churn" "$bin/churn_bench" --iterations 60 --segments 6 --churn-cap 6 --rounds 1 --cap 6 --point-mib 16
     run "small regions" "$bin/small_regions_bench" 5000
     run "pointer lookup" "$bin/lookup_bench" --quick
+    run "handoff between threads" "$bin/handoff_bench" --quick
     run "gbprobe" "$gbprobe" --quick --rounds 2 --csv "$out/gbprobe.csv"
 else
     run "coroutines and pin check" "$bin/coro_bench"
@@ -140,6 +146,7 @@ else
     run "churn" "$bin/churn_bench"
     run "small regions" "$bin/small_regions_bench"
     run "pointer lookup" "$bin/lookup_bench"
+    run "handoff between threads" "$bin/handoff_bench"
     run "gbprobe" "$gbprobe" --csv "$out/gbprobe.csv"
 fi
 
