@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MIB ((size_t)1 << 20)
 
@@ -581,8 +582,76 @@ static void detach_suspended_coroutines_region(void)
     gb_region_detach(r);
 }
 
+static gb_map *map_in_flight(bool compacted)
+{
+    gb_region *r = gb_enter();
+    gb_map *m = gb_map_new();
+    for (uint64_t k = 0; k < 100; k++)
+        gb_map_put(m, k, k);
+    if (compacted)
+        gb_map_compact(m);
+    gb_region_detach(r);
+    return m;
+}
+
+static void grow_map_in_flight(void)
+{
+    gb_map *m = map_in_flight(false);
+    for (uint64_t k = 100; k < 10000; k++)
+        gb_map_put(m, k, k);
+}
+
+static void grow_compacted_map_in_flight(void)
+{
+    gb_map *m = map_in_flight(true);
+    for (uint64_t k = 100; k < 10000; k++)
+        gb_map_put(m, k, k);
+}
+
+static void compact_vec_in_flight(void)
+{
+    gb_region *r = gb_enter();
+    gb_vec *v = gb_vec_new(8);
+    gb_region_detach(r);
+    gb_vec_compact(v);
+}
+
+static gb_map *shared_map;
+
+static void *attach_shared_holding(void *arg)
+{
+    gb_region_attach(shared_r);
+    pthread_mutex_unlock(arg);
+    pause(); /* holds it until the process ends */
+    return NULL;
+}
+
+/* The thread that handed a map's region over grows the map while
+ * another thread holds the region. */
+static void grow_map_held_elsewhere(void)
+{
+    pthread_mutex_t attached = PTHREAD_MUTEX_INITIALIZER;
+    gb_region *r = gb_enter();
+    shared_map = gb_map_new();
+    gb_region_detach(r);
+    shared_r = r;
+    pthread_mutex_lock(&attached);
+    pthread_t th;
+    pthread_create(&th, NULL, attach_shared_holding, &attached);
+    pthread_mutex_lock(&attached);
+    for (uint64_t k = 0; k < 10000; k++)
+        gb_map_put(shared_map, k, k);
+}
+
 GB_TEST(misuse_of_detach_and_attach_is_named)
 {
+    gbt_expect_death(grow_map_in_flight, "gb_map_put: the container's region 0x");
+    gbt_expect_death(grow_map_in_flight, "is in flight (detached, not attached since)");
+    gbt_expect_death(grow_compacted_map_in_flight, "gb_map_put: the container's region 0x");
+    gbt_expect_death(grow_compacted_map_in_flight, "is in flight (detached, not attached since)");
+    gbt_expect_death(compact_vec_in_flight, "gb_vec_compact: the container's region 0x");
+    gbt_expect_death(grow_map_held_elsewhere, "gb_map_put: the container's region 0x");
+    gbt_expect_death(grow_map_held_elsewhere, "is held by another thread; a container changes only on");
     gbt_expect_death(detach_not_innermost,
                      "gb_region_detach: region 0x");
     gbt_expect_death(detach_not_innermost, "is not the innermost region (1 regions entered after it");

@@ -436,8 +436,8 @@ GB_API void gb_region_reset(gb_region *r, size_t keep_bytes);
 
 /* Bytes the region holds from the OS or malloc (whole blocks, not what was
  * asked for, kept ones included; not its containers' arenas). r must be a
- * region this thread entered (in any of its contexts) and has not left;
- * stops the process otherwise. */
+ * region this thread holds (entered or attached, in any of its contexts)
+ * and has not left; stops the process otherwise. */
 GB_API size_t gb_region_bytes(const gb_region *r);
 
 /* What a region handle names now. */
@@ -468,10 +468,13 @@ typedef struct gb_region_info {
 } gb_region_info;
 
 /* Fills *out for r, a handle this thread's gb_enter returned, live,
- * retired or left: after gb_leave(r) it says whether the leave freed r or
- * retired it, and which coroutine pins it. Stops the process for a handle
- * of another thread, or a value gb_enter never returned. Reads the state
- * only: it frees nothing and moves nothing. */
+ * retired or left, or one of a region this thread holds by
+ * gb_region_attach: after gb_leave(r) it says whether the leave freed r or
+ * retired it, and which coroutine pins it. Stops the process for a region
+ * in flight or held by another thread, for one another thread entered that
+ * is not this thread's (one attached here and left since included: ask
+ * before the leave), and for a value gb_enter never returned. Reads the
+ * state only: it frees nothing and moves nothing. */
 GB_API void gb_region_info_get_sized(const gb_region *r, gb_region_info *out, size_t size);
 #define gb_region_info_get(r, out) gb_region_info_get_sized((r), (out), sizeof(gb_region_info))
 

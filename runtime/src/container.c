@@ -57,17 +57,24 @@ static gb_region *holder_for_new(const char *who)
     return r;
 }
 
-static void check_holder_live(const gb_region *holder, const char *who)
+/* The memory of the running thread, which holds the container's region:
+ * the container grows there, and its arena comes from that thread's cache
+ * and is found in its index. Stops naming what the region is otherwise. */
+static gb__mem *holder_mem(const gb_region *holder, const char *who)
 {
+    gb__mem *m = &gb__self()->mem;
+    if (GB__LIKELY(holder->state == GB__LIVE && holder->home == m))
+        return m;
+    const void *h = (const void *)holder->handle;
+    if (holder->state == GB__FLIGHT)
+        gb__die("%s: the container's region %p is in flight (detached, not attached since); a "
+                "container changes only on the thread that holds its region",
+                who, h);
     if (holder->state != GB__LIVE)
         gb__die("%s: the container's region was left; a container cannot grow after that", who);
-}
-
-/* The memory of the running thread, whose regions hold its containers:
- * their arenas come from its cache and are found in its index. */
-static gb__mem *mem(void)
-{
-    return &gb__self()->mem;
+    gb__die("%s: the container's region %p is held by another thread; a container changes only on "
+            "the thread that holds its region",
+            who, h);
 }
 
 static bool arena_open(const gb__arena *a)
@@ -83,9 +90,9 @@ static bool wants_compaction(size_t garbage, size_t live)
 /* Gives the container a fresh chunk of n bytes in its arena, opening the
  * arena if needed; returns the old chunk for the caller to copy from and
  * then put (or a zero chunk when the arena was closed). */
-static gb__chunk arena_swap(gb__arena *a, gb_region *holder, size_t n)
+static gb__chunk arena_swap(gb__arena *a, gb_region *holder, size_t n, const char *who)
 {
-    gb__mem *m = mem();
+    gb__mem *m = holder_mem(holder, who);
     gb__chunk old = a->chunk;
     if (!arena_open(a)) {
         gb__arena_open(m, a, holder, n);
@@ -117,14 +124,14 @@ size_t gb_vec_len(const gb_vec *v)
 }
 
 /* Moves the elements into the vec's arena, with room for n bytes. */
-static void vec_compact_to(gb_vec *v, size_t n)
+static void vec_compact_to(gb_vec *v, size_t n, const char *who)
 {
     size_t used = v->len * v->elem;
-    gb__chunk old = arena_swap(&v->arena, v->holder, n);
+    gb__chunk old = arena_swap(&v->arena, v->holder, n, who);
     if (used)
         memcpy(v->arena.chunk.base, v->data, used);
     if (old.base)
-        gb__chunk_put(&mem()->cache, old);
+        gb__chunk_put(&v->holder->home->cache, old);
     v->data = v->arena.chunk.base;
     v->cap = v->arena.chunk.size / v->elem;
     GB__ADD(compactions, 1);
@@ -133,7 +140,7 @@ static void vec_compact_to(gb_vec *v, size_t n)
 void gb_vec_compact(gb_vec *v)
 {
     size_t used = v->len * v->elem;
-    vec_compact_to(v, used > 64 ? used : 64);
+    vec_compact_to(v, used > 64 ? used : 64, "gb_vec_compact");
 }
 
 static void vec_grow(gb_vec *v)
@@ -142,7 +149,7 @@ static void vec_grow(gb_vec *v)
     size_t bytes = gb__mul(cap, v->elem, "gb_vec_push");
     size_t used = v->len * v->elem;
     if (arena_open(&v->arena)) {
-        gb__mem *m = mem();
+        gb__mem *m = holder_mem(v->holder, "gb_vec_push");
         gb__arena_index(m, &v->arena, false);
         v->arena.chunk = gb__chunk_grow(&m->cache, v->arena.chunk, used, bytes);
         gb__arena_index(m, &v->arena, true);
@@ -150,7 +157,7 @@ static void vec_grow(gb_vec *v)
         v->cap = v->arena.chunk.size / v->elem;
         return;
     }
-    check_holder_live(v->holder, "gb_vec_push");
+    holder_mem(v->holder, "gb_vec_push");
     size_t old_bytes = v->cap * v->elem;
     char *d = gb__region_realloc("gb_vec_push", v->holder, v->data, used, bytes, false);
     if (d != v->data)
@@ -158,7 +165,7 @@ static void vec_grow(gb_vec *v)
     v->data = d;
     v->cap = cap;
     if (wants_compaction(v->garbage, bytes))
-        vec_compact_to(v, bytes);
+        vec_compact_to(v, bytes, "gb_vec_push");
 }
 
 void *gb_vec_push(gb_vec *v, const void *elem)
@@ -285,12 +292,12 @@ static void map_resize(gb_map *m, size_t new_cap)
 {
     size_t bytes = map_bytes(new_cap);
     if (arena_open(&m->arena)) {
-        gb__chunk old = arena_swap(&m->arena, m->holder, bytes);
+        gb__chunk old = arena_swap(&m->arena, m->holder, bytes, "gb_map_put");
         rehash_into(m, m->arena.chunk.base, new_cap);
-        gb__chunk_put(&mem()->cache, old);
+        gb__chunk_put(&m->holder->home->cache, old);
         return;
     }
-    check_holder_live(m->holder, "gb_map_put");
+    holder_mem(m->holder, "gb_map_put");
     size_t old_bytes = m->cap ? map_bytes(m->cap) : 0;
     rehash_into(m, gb__region_alloc(m->holder, bytes), new_cap);
     m->garbage += old_bytes;
@@ -301,10 +308,10 @@ static void map_resize(gb_map *m, size_t new_cap)
 void gb_map_compact(gb_map *m)
 {
     size_t cap = cap_for(m->len);
-    gb__chunk old = arena_swap(&m->arena, m->holder, map_bytes(cap));
+    gb__chunk old = arena_swap(&m->arena, m->holder, map_bytes(cap), "gb_map_compact");
     rehash_into(m, m->arena.chunk.base, cap);
     if (old.base)
-        gb__chunk_put(&mem()->cache, old);
+        gb__chunk_put(&m->holder->home->cache, old);
     GB__ADD(compactions, 1);
 }
 
