@@ -276,6 +276,26 @@ GB_TEST(an_index_entry_broken_stops_at_the_next_removal_in_its_run)
     gbt_expect_death(index_run_broken_then_remove, "(entry_check, runtime/src/index.c:");
 }
 
+/* A range entered twice under one value (what the index never does: each
+ * block and arena is entered once): one removal takes one copy out, and
+ * the check after it finds the other still in its run. */
+static void index_entered_twice_then_removed(void)
+{
+    static char one[64] __attribute__((aligned(64)));
+    (void)gb_enter();
+    gb__index *ix = &self()->mem.index;
+    gb__index_add(ix, one, 64, (uintptr_t)one | GB__INDEX_BLOCK, NULL);
+    gb__index_add(ix, one, 64, (uintptr_t)one | GB__INDEX_BLOCK, NULL);
+    gb__index_remove(ix, one, 64, (uintptr_t)one | GB__INDEX_BLOCK);
+}
+
+GB_TEST(a_range_still_in_the_index_after_its_removal_stops_at_the_removal)
+{
+    SKIP_UNCHECKED();
+    gbt_expect_death(index_entered_twice_then_removed, "is still in slot");
+    gbt_expect_death(index_entered_twice_then_removed, "after its removal (removed_check, runtime/src/index.c:");
+}
+
 /* --------------------------------------------------- thread.c, at exit */
 
 /* A thread whose region's byte count went wrong, and which exits with it
