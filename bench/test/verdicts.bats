@@ -59,6 +59,22 @@ row() {
     [[ "$(row "target ≤ 1.0×")" == *"| undecided (1.02×, 0.96–1.08) | not measured |"* ]] || false
 }
 
+@test "bench_readme.sh --print: the handoff rows show each contender's pass and the verdict against the copy" {
+    tsv "$T/bench.tsv" \
+        "handoff_1mib_handoff_pass_ns 594097 ns" \
+        "handoff_1mib_copy_pass_ns 537996 ns" \
+        "handoff_1mib_handoff_resident_mib 1.5 MiB" \
+        "verdict handoff_vs_copy_1mib undecided 0.93 0.84 1.32" \
+        "verdict handoff_vs_copy_16mib met 0.5 0.4 0.6"
+    run "$CI/bench_readme.sh" --print "$T/bench.tsv"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$(row "a list of 1 MiB handed")" == *"handoff 594 µs; copied into the consumer's region 538 µs; glibc, freed on the consumer not measured"* ]] || false
+    [[ "$(row "a list of 1 MiB handed")" == *"resident after the last pass: handoff 1.50 MiB, copy not measured"* ]] || false
+    [[ "$(row "a list of 1 MiB handed")" == *"| ≤ 1.0× the copy | undecided (0.93×, 0.84–1.32) |" ]] || false
+    [[ "$(row "a list of 16 MiB handed")" == *"| met (0.50×, 0.40–0.60) |" ]] || false
+}
+
 @test "bench_readme.sh --print: a run with no verdicts shows every target not measured" {
     tsv "$T/bench.tsv" "coro_vs_fcontext_ratio 0.9 ratio" "small_x_glibc_pass1 3.5 ratio"
     run "$CI/bench_readme.sh" --print "$T/bench.tsv"
