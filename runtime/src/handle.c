@@ -188,12 +188,6 @@ static gb__dpage *spare_take(gb__mem *m)
 
 gb__dpage *gb__handle_page_get(gb__mem *m)
 {
-    /* Slots other threads freed come back before a page is taken. */
-    if (atomic_load_explicit(&m->dpending, memory_order_relaxed)) {
-        gb__handle_collect(m);
-        if (!gb__list_empty(&m->davail))
-            return GB__LIST_ENTRY(m->davail.next, gb__dpage, alink);
-    }
     if (m->dspare) {
         gb__dpage *pg = spare_take(m);
         gb__handle_avail_push(m, pg);
