@@ -212,6 +212,37 @@ GB_TEST(a_region_in_flight_outlives_the_thread_that_detached_it)
     gbt_check_all_given_back();
 }
 
+/* The page of an exited thread goes back with its last lent slot, and its
+ * directory entry to the pool with a floor above every generation it
+ * issued: a thread that takes the entry next issues new handles on it, and
+ * the handle of the region left is still known as left. */
+static gb_region *orphaned_h;
+
+static void *enter_on_the_pooled_entry(void *arg)
+{
+    (void)arg;
+    gb_region *r = gb_enter();
+    CHECK(r != orphaned_h);
+    gb_region_bytes(orphaned_h);
+    return NULL;
+}
+
+static void stale_handle_after_the_orphan_page_went(void)
+{
+    work w;
+    on_thread(produce, &w);
+    orphaned_h = w.r;
+    gb_region_attach(w.r);
+    gb_leave(w.r);
+    on_thread(enter_on_the_pooled_entry, NULL);
+}
+
+GB_TEST(a_handle_left_on_an_exited_threads_page_stays_left_after_its_entry_is_reused)
+{
+    gbt_expect_death(stale_handle_after_the_orphan_page_went, "gb_region_bytes: region 0x");
+    gbt_expect_death(stale_handle_after_the_orphan_page_went, "was already left");
+}
+
 static void *attach_and_exit(void *arg)
 {
     gb_region_attach(((work *)arg)->r);
