@@ -243,6 +243,68 @@ GB_TEST(a_handle_left_on_an_exited_threads_page_stays_left_after_its_entry_is_re
     gbt_expect_death(stale_handle_after_the_orphan_page_went, "was already left");
 }
 
+/* The same with the slot at generation g (moved there by the test, as
+ * tests/region.c does): left, it brings the exited thread's page to g + 1,
+ * and past the last generation the entry is used up, never pooled. */
+static uint64_t orphan_gen;
+
+static void *enter_at_generation_and_detach(void *arg)
+{
+    gb_region *h = gb_enter();
+    gb_region *r = gb__handle_region("tests/handoff.c", &gb__self()->mem, h);
+    r->gen = orphan_gen;
+    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
+    if (r->page->gen_hi < orphan_gen)
+        r->page->gen_hi = orphan_gen;
+    gb_region_detach((gb_region *)r->handle);
+    *(gb_region **)arg = (gb_region *)r->handle;
+    return NULL;
+}
+
+static uint32_t entry_of(const gb_region *h)
+{
+    return (uint32_t)((uintptr_t)h >> GB__H_SLOT_BITS) & (((uint32_t)1 << GB__H_PAGE_BITS) - 1);
+}
+
+static void *enter_once(void *arg)
+{
+    gb_region *r = gb_enter();
+    *(uint32_t *)arg = entry_of(r);
+    gb_leave(r);
+    return NULL;
+}
+
+/* Leaves a region at generation g of an exited thread's page; returns the
+ * entry the next thread's first page is on. */
+static uint32_t entry_after_an_orphan_leave_at(uint64_t g, gb_region **h)
+{
+    orphan_gen = g;
+    on_thread(enter_at_generation_and_detach, h);
+    gb_region_attach(*h);
+    gb_leave(*h);
+    uint32_t e;
+    on_thread(enter_once, &e);
+    return e;
+}
+
+static gb_region *stale;
+
+static void ask_about_stale(void)
+{
+    gb_region_bytes(stale);
+}
+
+GB_TEST(an_exited_threads_page_gives_its_entry_to_the_pool_unless_it_is_used_up)
+{
+    gb_region *h;
+    CHECK_EQ(entry_after_an_orphan_leave_at(GB__GEN_MAX - 1, &h), entry_of(h));
+    stale = h;
+    gbt_expect_death(ask_about_stale, "was already left");
+    CHECK(entry_after_an_orphan_leave_at(GB__GEN_MAX, &h) != entry_of(h));
+    stale = h;
+    gbt_expect_death(ask_about_stale, "was already left");
+}
+
 static void *attach_and_exit(void *arg)
 {
     gb_region_attach(((work *)arg)->r);
