@@ -305,6 +305,30 @@ GB_TEST(an_exited_threads_page_gives_its_entry_to_the_pool_unless_it_is_used_up)
     gbt_expect_death(ask_about_stale, "was already left");
 }
 
+/* The pool keeps what it held when an exited thread's entry joins it:
+ * the two threads that enter next take that entry, then the one pooled
+ * before it. */
+static void *enter_then_another_thread(void *arg)
+{
+    gb_region *r = gb_enter();
+    on_thread(enter_once, arg);
+    gb_leave(r);
+    return NULL;
+}
+
+GB_TEST(an_exited_threads_entry_joins_the_pool_before_what_it_held)
+{
+    work w;
+    on_thread(produce, &w);
+    uint32_t pooled;
+    on_thread(enter_once, &pooled); /* its entry goes to the pool at its exit */
+    gb_region_attach(w.r);
+    gb_leave(w.r); /* the exited producer's page goes, its entry to the pool */
+    uint32_t second;
+    on_thread(enter_then_another_thread, &second);
+    CHECK_EQ(second, pooled);
+}
+
 static void *attach_and_exit(void *arg)
 {
     gb_region_attach(((work *)arg)->r);
