@@ -502,6 +502,50 @@ GB_TEST(blocks_of_a_region_whose_thread_exited_go_back_with_the_thread_that_leav
     gbt_check_all_given_back();
 }
 
+/* Ten thousand regions in flight at once share the table of lent regions'
+ * buckets: each is found by its own handle, attached, left (out of the
+ * table from the middle of a chain as well as its head), and the handles
+ * stay known as left. */
+#define MANY 10000
+
+static gb_region *many[MANY];
+static int *vals[MANY];
+
+/* Region i, attached here: its value found in it, from this thread. */
+static void attach_many(int i)
+{
+    gb_region_attach(many[i]);
+    CHECK(gb_region_of(vals[i]) == many[i] && *vals[i] == i);
+    gb_leave(many[i]);
+}
+
+static void *attach_and_leave_many(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < MANY; i += 2)
+        attach_many(i);
+    for (int i = MANY - 1; i > 0; i -= 2)
+        attach_many(i);
+    return NULL;
+}
+
+GB_TEST(ten_thousand_regions_in_flight_are_each_found_by_their_handle)
+{
+    for (int i = 0; i < MANY; i++) {
+        many[i] = gb_enter();
+        vals[i] = gb_alloc(sizeof(int));
+        *vals[i] = i;
+        gb_region_detach(many[i]);
+    }
+    CHECK_EQ(gbt_stats().regions_in_flight, MANY);
+    on_thread(attach_and_leave_many, NULL);
+    gb_stats s = gbt_stats();
+    CHECK_EQ(s.regions_in_flight, 0);
+    CHECK_EQ(s.regions_live, 0);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 /* --------------------------------------------------------------- pinning */
 
 static void pinned_detach(void)
