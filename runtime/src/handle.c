@@ -269,7 +269,6 @@ static void lent_remove(gb_region *r)
         x = &(*x)->lent_next;
     }
     *x = r->lent_next;
-    r->lent_next = NULL;
     r->lent = false;
 }
 
