@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -636,7 +637,7 @@ static pthread_mutex_t producer_hold = PTHREAD_MUTEX_INITIALIZER;
 static void *produce_and_stay(void *arg)
 {
     shared_r = in_flight();
-    pthread_mutex_unlock(arg);
+    sem_post(arg);
     pthread_mutex_lock(&producer_hold);
     return NULL;
 }
@@ -651,12 +652,12 @@ static void *attach_and_leave_shared(void *arg)
 
 static void attach_after_a_third_thread_left_it(void)
 {
-    pthread_mutex_t made = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&made);
+    sem_t made;
+    sem_init(&made, 0, 0);
     pthread_mutex_lock(&producer_hold);
     pthread_t a, b;
     pthread_create(&a, NULL, produce_and_stay, &made);
-    pthread_mutex_lock(&made);
+    sem_wait(&made);
     pthread_create(&b, NULL, attach_and_leave_shared, NULL);
     pthread_join(b, NULL);
     gb_region_attach(shared_r);
@@ -782,7 +783,7 @@ static gb_map *shared_map;
 static void *attach_shared_holding(void *arg)
 {
     gb_region_attach(shared_r);
-    pthread_mutex_unlock(arg);
+    sem_post(arg);
     pause(); /* holds it until the process ends */
     return NULL;
 }
@@ -791,15 +792,15 @@ static void *attach_shared_holding(void *arg)
  * another thread holds the region. */
 static void grow_map_held_elsewhere(void)
 {
-    pthread_mutex_t attached = PTHREAD_MUTEX_INITIALIZER;
+    sem_t attached;
+    sem_init(&attached, 0, 0);
     gb_region *r = gb_enter();
     shared_map = gb_map_new();
     gb_region_detach(r);
     shared_r = r;
-    pthread_mutex_lock(&attached);
     pthread_t th;
     pthread_create(&th, NULL, attach_shared_holding, &attached);
-    pthread_mutex_lock(&attached);
+    sem_wait(&attached);
     for (uint64_t k = 0; k < 10000; k++)
         gb_map_put(shared_map, k, k);
 }
