@@ -486,12 +486,18 @@ GB_TEST(blocks_left_on_another_thread_go_back_to_the_cache_of_the_thread_that_en
 
 static void *exit_after_entering(void *arg)
 {
-    *(gb_region **)arg = filled_and_detached(MIB);
+    *(gb_region **)arg = filled_and_detached(4 * MIB);
     return NULL;
 }
 
 GB_TEST(blocks_of_a_region_whose_thread_exited_go_back_with_the_thread_that_leaves_it)
 {
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.huge = GB_HUGE_OFF;
+    o.cache_bytes = 8 * MIB;
+    gb_init(&o);
     gb_region *r;
     on_thread(exit_after_entering, &r);
     size_t cached = gbt_stats().bytes_cached;
@@ -499,6 +505,14 @@ GB_TEST(blocks_of_a_region_whose_thread_exited_go_back_with_the_thread_that_leav
     gb_leave(r);
     /* No thread to give them to: they are this thread's, cached or unmapped. */
     CHECK(gbt_stats().bytes_cached >= cached);
+    gb_sweep();
+    gbt_check_all_given_back();
+    /* And the bound is whole again: what was reserved for a thread that
+     * was gone was given back, so 6 MiB left here are cached. */
+    gb_region *again = filled_and_detached(6 * MIB);
+    gb_region_attach(again);
+    gb_leave(again);
+    CHECK(gbt_stats().bytes_cached >= 5 * MIB);
     gb_sweep();
     gbt_check_all_given_back();
 }

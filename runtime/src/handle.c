@@ -385,7 +385,6 @@ void gb__handle_give_block(gb_region *r, gb__chunk c)
             g->next = o->dblocks;
             o->dblocks = g;
             gb__map_count_cached(c.size, true);
-            atomic_store_explicit(&o->dpending, true, memory_order_relaxed);
             pthread_mutex_unlock(&dir_lock);
             return;
         }

@@ -197,7 +197,9 @@ void gb__handle_collect(gb__mem *m);
  * home) has left, in the cache of the thread that entered r, which is
  * likeliest to want it again (a producer of regions that a consumer
  * leaves): reserved within the process's cache bound now, taken into that
- * thread's cache at its next gb_enter. Where that thread has exited, the
+ * thread's cache with the slots it gets back (gb__handle_collect), at its
+ * first gb_enter after r's slot is freed (gb__handle_free_lent, which the
+ * caller calls next, raises its flag). Where that thread has exited, the
  * bound has no room, or c is not one of the runtime's mappings, c goes
  * as any chunk of the running thread (gb__chunk_put). */
 void gb__handle_give_block(gb_region *r, gb__chunk c);
