@@ -713,6 +713,18 @@ static void attach_left(void)
     gb_region_attach(r);
 }
 
+/* A handle of a region left, whose slot another region took and lent. */
+static void stale_handle_of_a_lent_slot(void)
+{
+    gb_region *a = gb_enter();
+    gb_leave(a);
+    gb_region *b = gb_enter(); /* the same slot, the next generation */
+    uintptr_t where = ((uintptr_t)1 << GB__H_GEN_SHIFT) - 1;
+    CHECK(((uintptr_t)a & where) == ((uintptr_t)b & where));
+    gb_region_detach(b);
+    gb_region_bytes(a);
+}
+
 static void attach_bogus(void)
 {
     gb_region_attach((gb_region *)(uintptr_t)0x1234);
@@ -855,6 +867,8 @@ GB_TEST(misuse_of_detach_and_attach_is_named)
     gbt_expect_death(attach_left, "gb_region_attach: region 0x");
     gbt_expect_death(attach_left, "was already left");
     gbt_expect_death(attach_bogus, "gb_region_attach: 0x1234 is not a region handle");
+    gbt_expect_death(stale_handle_of_a_lent_slot, "gb_region_bytes: region 0x");
+    gbt_expect_death(stale_handle_of_a_lent_slot, "was already left");
     gbt_expect_death(alloc_in_flight, "gb_alloc_in: region 0x");
     gbt_expect_death(alloc_in_flight, "is in flight");
     gbt_expect_death(alloc_in_flight_on_another_thread, "gb_alloc_in: region 0x");

@@ -468,6 +468,7 @@ static hkind decode(gb__mem *m, uintptr_t h, gb_region **out)
     if (gen == 0)
         return H_BOGUS;
     gb__mem *o = atomic_load_explicit(&dir[e].owner, memory_order_relaxed);
+    const gb_region *own = NULL; /* a lent slot of this thread's page that h names */
     if (o == m) {
         /* Ours: only this thread changes the entry's page and floor. */
         gb__dpage *pg = dir[e].page;
@@ -478,27 +479,26 @@ static hkind decode(gb__mem *m, uintptr_t h, gb_region **out)
         if (s >= pg->nfresh)
             return gen < pg->floor ? H_LEFT : H_BOGUS;
         gb_region *r = &pg->slot[s];
-        if (r->handle == h && !r->lent) {
+        /* A lent slot another thread may change: asked in the table of lent
+         * regions, under the lock, as another thread's handle is. Reading
+         * lent here races only with a thread that holds a region this one
+         * handed over, whose handle this one is misusing. */
+        if (!r->lent) {
+            if (r->handle != h)
+                return gen < r->gen ? H_LEFT : H_BOGUS;
             /* A slot with a handle is in use, and its handle is its own. */
             GB__ASSERT(r->state != GB__FREE && r->page == pg && r->gen == gen);
             *out = r;
             return H_REGION;
         }
-        if (!r->lent)
-            return gen < r->gen ? H_LEFT : H_BOGUS;
-        /* Lent: another thread may change it; ask under the lock. Reading
-         * lent above races only with a thread that holds a region this one
-         * handed over, which this thread is misusing the handle of. */
-        pthread_mutex_lock(&dir_lock);
-        hkind k = r->handle == h ? lent_kind(m, r) : gen < r->gen ? H_LEFT : H_BOGUS;
-        pthread_mutex_unlock(&dir_lock);
-        *out = k == H_REGION ? r : NULL;
-        return k;
+        own = r;
     }
     pthread_mutex_lock(&dir_lock);
     gb_region *lent = lent_find(h);
-    if (lent) {
-        hkind k = lent_kind(m, lent);
+    if (lent || own) {
+        /* h names a lent region, or a slot of this thread's page that is
+         * lent to another region now, whose generation is past h's. */
+        hkind k = lent ? lent_kind(m, lent) : gen < own->gen ? H_LEFT : H_BOGUS;
         pthread_mutex_unlock(&dir_lock);
         *out = k == H_REGION ? lent : NULL;
         return k;
