@@ -330,6 +330,11 @@ GB_TEST(an_exited_threads_entry_joins_the_pool_before_what_it_held)
     CHECK_EQ(second, pooled);
 }
 
+static void attach_null(void)
+{
+    gb_region_attach(NULL);
+}
+
 static void *attach_and_exit(void *arg)
 {
     gb_region_attach(((work *)arg)->r);
@@ -566,6 +571,37 @@ GB_TEST(ten_thousand_regions_in_flight_are_each_found_by_their_handle)
     gb_stats s = gbt_stats();
     CHECK_EQ(s.regions_in_flight, 0);
     CHECK_EQ(s.regions_live, 0);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+/* A producer that exits after its region was left on another thread,
+ * without entering again: the slot freed there comes back to its page at
+ * its exit, and the page, empty, goes back then. */
+static void *produce_hand_over_and_exit(void *arg)
+{
+    relay *q = arg;
+    gb_region *r = gb_enter();
+    gb_alloc(1000);
+    gb_region_detach(r);
+    relay_put(q, r);
+    pthread_mutex_lock(&q->lock);
+    while (!q->done) /* the consumer has left it */
+        pthread_cond_wait(&q->cond, &q->lock);
+    pthread_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+GB_TEST(a_producer_that_exits_after_its_region_was_left_elsewhere_gives_its_page_back)
+{
+    relay q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, produce_hand_over_and_exit, &q) == 0);
+    gb_region *r = relay_take(&q);
+    gb_region_attach(r);
+    gb_leave(r);
+    relay_close(&q);
+    CHECK(pthread_join(th, NULL) == 0);
     gb_sweep();
     gbt_check_all_given_back();
 }
@@ -867,6 +903,7 @@ GB_TEST(misuse_of_detach_and_attach_is_named)
     gbt_expect_death(attach_left, "gb_region_attach: region 0x");
     gbt_expect_death(attach_left, "was already left");
     gbt_expect_death(attach_bogus, "gb_region_attach: 0x1234 is not a region handle");
+    gbt_expect_death(attach_null, "gb_region_attach: NULL region");
     gbt_expect_death(stale_handle_of_a_lent_slot, "gb_region_bytes: region 0x");
     gbt_expect_death(stale_handle_of_a_lent_slot, "was already left");
     gbt_expect_death(alloc_in_flight, "gb_alloc_in: region 0x");

@@ -190,7 +190,8 @@ gb_region *gb__handle_claim(gb__mem *m, const gb_region *h);
 /* Takes back the slots other threads freed on m's pages (m->dremote), and
  * the blocks they gave back (m->dblocks) into m's cache: gb_enter when
  * m->dpending is set (before it takes a slot, so that those slots are
- * taken before a page is), gb_sweep, thread exit. */
+ * taken before a page is), and gb_sweep (gb__handle_at_exit does the same
+ * at thread exit). */
 void gb__handle_collect(gb__mem *m);
 
 /* Puts chunk c, a block of lent region r that the running thread (r's

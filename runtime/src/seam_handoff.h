@@ -3,8 +3,8 @@
  * region.c that fix and its poison may call.
  *
  * pin.c frees a region through gb__fix_free_lent when it was handed over
- * (r->lent); gb_enter, gb_sweep and thread exit call gb__fix_collect when
- * other threads have given this thread something back. fix/fix.h says how
+ * (r->lent); gb_enter and gb_sweep call gb__fix_collect when other threads
+ * have given this thread something back. fix/fix.h says how
  * a fix and its poison define these functions.
  */
 #ifndef GB_SEAM_HANDOFF_H
@@ -21,8 +21,8 @@ void gb__fix_free_lent(gb_region *r);
 
 /* fix/handoff_free.c (poison owner-frees): takes back what other threads
  * gave the thread whose memory is m (its slots freed elsewhere:
- * gb__handle_collect). Called by gb_enter when m->dpending is set, by
- * gb_sweep and at thread exit. */
+ * gb__handle_collect). Called by gb_enter when m->dpending is set, and by
+ * gb_sweep; at thread exit, gb__handle_at_exit takes them back itself. */
 void gb__fix_collect(gb__mem *m);
 
 #endif /* GB_SEAM_HANDOFF_H */

@@ -85,8 +85,10 @@ static void at_exit(void *arg)
      * again (resuming one on another thread stops the process). */
     leave_entered(t);
     gb__pin_free_all(&t->pins);
-    gb__fix_collect(&t->mem);
     gb__handle_trim(&t->mem);
+    /* Takes back, under the lock that orphans its pages, what other
+     * threads freed on them or gave it (handle.c): no window between the
+     * two in which another thread's free could be lost. */
     gb__handle_at_exit(&t->mem);
     gb__stack_pool_trim(&t->pool);
     gb__map_cache_flush(&t->mem.cache);
