@@ -16,11 +16,14 @@
  * points into is refused. Retiring it across threads would leave the
  * region's fate to a thread that cannot scan the stack that pins it; the
  * refusal keeps every pin check on the thread whose stacks it reads.
+ *
+ * None of the three initialises the runtime: a region to detach was
+ * entered, and one to attach was detached, after gb_init or a first use
+ * did (a handle that names neither is named as such without it).
  */
 #include "check.h"
 #include "coro.h"
 #include "handle.h"
-#include "init.h"
 #include "pin.h"
 #include "region.h"
 #include "stats.h"
@@ -68,7 +71,6 @@ static gb_coro *detach(gb__thread *t, gb_region *h)
 
 void gb_region_detach(gb_region *h)
 {
-    gb__ensure_init();
     gb_coro *c = detach(gb__self(), h);
     if (c)
         gb__die("gb_region_detach: region %p is pinned: the suspended coroutine %p points into "
@@ -80,7 +82,6 @@ void gb_region_detach(gb_region *h)
 
 bool gb_try_region_detach(gb_region *h, gb_coro **pinned_by)
 {
-    gb__ensure_init();
     gb_coro *c = detach(gb__self(), h);
     if (pinned_by)
         *pinned_by = c;
@@ -104,7 +105,6 @@ GB__NORETURN static void attach_not_in_flight(gb__thread *t, gb_region *h)
 
 void gb_region_attach(gb_region *h)
 {
-    gb__ensure_init();
     gb__thread *t = gb__self();
     if (!h)
         gb__die("gb_region_attach: NULL region");
