@@ -262,6 +262,8 @@ bool slot_valid(const fz_slot *s);
 /* 2: a frozen stack (or with `running`, the running coroutine's) holds a
  * valid pointer into region r's blocks; 1: only into a vec arena; 0: none. */
 int pins_of(int r, bool running);
+/* Some coroutine's stack is frozen: the runtime's scans have words to read. */
+bool any_frozen(void);
 /* The depth gb_region_info must report for live region r (1: innermost). */
 size_t region_depth(int r);
 /* Judges every left region by the stacks frozen now (model.c says how);

@@ -148,6 +148,14 @@ static bool frozen(const fz_coro *c)
     return c->st == C_SUSPENDED || (c->st == C_RUNNING && c->idx != S.cur);
 }
 
+bool any_frozen(void)
+{
+    for (int i = 0; i < S.ncoros; i++)
+        if (frozen(&S.coro[i]))
+            return true;
+    return false;
+}
+
 /* ------------------------------------------------------------ pin model */
 
 bool slot_valid(const fz_slot *s)
