@@ -11,6 +11,7 @@
 #include "common.h"
 #include "gbtest.h"
 #include "giveback.h"
+#include "handles.h"
 #include "internal.h"
 #include "scenarios.h"
 
@@ -250,26 +251,16 @@ static uint64_t orphan_gen;
 
 static void *enter_at_generation_and_detach(void *arg)
 {
-    gb_region *h = gb_enter();
-    gb_region *r = gb__handle_region("tests/handoff.c", &gb__self()->mem, h);
-    r->gen = orphan_gen;
-    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
-    if (r->page->gen_hi < orphan_gen)
-        r->page->gen_hi = orphan_gen;
+    gb_region *r = gbt_at_generation(gb_enter(), orphan_gen);
     gb_region_detach((gb_region *)r->handle);
     *(gb_region **)arg = (gb_region *)r->handle;
     return NULL;
 }
 
-static uint32_t entry_of(const gb_region *h)
-{
-    return (uint32_t)((uintptr_t)h >> GB__H_SLOT_BITS) & (((uint32_t)1 << GB__H_PAGE_BITS) - 1);
-}
-
 static void *enter_once(void *arg)
 {
     gb_region *r = gb_enter();
-    *(uint32_t *)arg = entry_of(r);
+    *(uint32_t *)arg = gbt_entry_of(r);
     gb_leave(r);
     return NULL;
 }
@@ -297,10 +288,10 @@ static void ask_about_stale(void)
 GB_TEST(an_exited_threads_page_gives_its_entry_to_the_pool_unless_it_is_used_up)
 {
     gb_region *h;
-    CHECK_EQ(entry_after_an_orphan_leave_at(GB__GEN_MAX - 1, &h), entry_of(h));
+    CHECK_EQ(entry_after_an_orphan_leave_at(GB__GEN_MAX - 1, &h), gbt_entry_of(h));
     stale = h;
     gbt_expect_death(ask_about_stale, "was already left");
-    CHECK(entry_after_an_orphan_leave_at(GB__GEN_MAX, &h) != entry_of(h));
+    CHECK(entry_after_an_orphan_leave_at(GB__GEN_MAX, &h) != gbt_entry_of(h));
     stale = h;
     gbt_expect_death(ask_about_stale, "was already left");
 }

@@ -1,5 +1,6 @@
 /* region.c -- regions: entering, allocating, growing, leaving, misuse. */
 #include "common.h"
+#include "handles.h"
 #include "internal.h"
 
 #include <dirent.h>
@@ -594,21 +595,8 @@ GB_TEST(each_new_descriptor_page_takes_a_vacant_directory_entry_of_its_own)
     free(r);
 }
 
-/* A region entered, whose slot the test moves to generation g (a handle
- * of g, as gb_enter would have returned had the slot got there): the way
- * to a slot's last generations without 2^39 regions. */
-static gb_region *entered_at_generation(uint64_t g)
-{
-    gb_region *h = gb_enter();
-    gb_region *r = gb__handle_region("tests/region.c", &gb__self()->mem, h);
-    r->gen = g;
-    r->handle = (uintptr_t)(r->gen << GB__H_GEN_SHIFT) | r->where;
-    /* As a slot that got there would have left it: its page's highest
-     * generation is at least the slot's (handle.h, struct gb__dpage). */
-    if (r->page->gen_hi < g)
-        r->page->gen_hi = g;
-    return r;
-}
+/* Slots moved by the test to a generation (gbt_at_generation, handles.h):
+ * the way to a slot's last generations without 2^39 regions. */
 
 /* A region whose slot is moved, by the test, to generation g - 1: left, it
  * brings its page's highest generation to g. The page goes back at once
@@ -616,11 +604,11 @@ static gb_region *entered_at_generation(uint64_t g)
  * on says whether it was kept. */
 static uint32_t entry_after_a_leave_at_generation(uint64_t g, uint32_t *entries_before)
 {
-    gb_region *r = entered_at_generation(g - 1);
+    gb_region *r = gbt_at_generation(gb_enter(), g - 1);
     *entries_before = gb__handle_entries_used();
     gb_leave((gb_region *)r->handle);
     gb_region *next = gb_enter();
-    uint32_t e = (uint32_t)((uintptr_t)next >> GB__H_SLOT_BITS) & (((uint32_t)1 << GB__H_PAGE_BITS) - 1);
+    uint32_t e = gbt_entry_of(next);
     gb_leave(next);
     return e;
 }
@@ -635,7 +623,7 @@ GB_TEST(a_directory_entry_is_used_up_only_past_the_last_generation)
     o.cache_bytes = GB_CACHE_OFF;
     gb_init(&o);
     gb_region *first = gb_enter();
-    uint32_t e0 = (uint32_t)((uintptr_t)first >> GB__H_SLOT_BITS) & (((uint32_t)1 << GB__H_PAGE_BITS) - 1);
+    uint32_t e0 = gbt_entry_of(first);
     gb_leave(first);
     uint32_t before;
     CHECK_EQ(entry_after_a_leave_at_generation(GB__GEN_MAX, &before), e0);
@@ -652,7 +640,7 @@ GB_TEST(a_directory_entry_is_used_up_only_past_the_last_generation)
 GB_TEST(a_slot_at_the_last_generation_is_taken_once_more)
 {
     gb_init(NULL);
-    gb_region *r = entered_at_generation(GB__GEN_MAX - 1);
+    gb_region *r = gbt_at_generation(gb_enter(), GB__GEN_MAX - 1);
     uintptr_t where = r->where;
     gb_leave((gb_region *)r->handle); /* the slot's generation is now the last */
     gb_region *next = gb_enter();
@@ -664,11 +652,6 @@ GB_TEST(a_slot_at_the_last_generation_is_taken_once_more)
 
 /* A thread that used up an entry and exited gives the pool its other
  * entries, never that one: the next thread's pages are on other entries. */
-static uint32_t entry_of(const gb_region *h)
-{
-    return (uint32_t)((uintptr_t)h >> GB__H_SLOT_BITS) & (((uint32_t)1 << GB__H_PAGE_BITS) - 1);
-}
-
 static uint32_t spent_entry;
 
 static void *use_up_an_entry_and_exit(void *arg)
@@ -676,7 +659,7 @@ static void *use_up_an_entry_and_exit(void *arg)
     (void)arg;
     uint32_t before;
     gb_region *h = gb_enter();
-    spent_entry = entry_of(h);
+    spent_entry = gbt_entry_of(h);
     gb_leave(h);
     CHECK(entry_after_a_leave_at_generation(GB__GEN_MAX + 1, &before) != spent_entry);
     return NULL;
@@ -689,7 +672,7 @@ static gb_region *left_on_a_spent_entry;
 static void *leave_at_the_last_generation_and_exit(void *arg)
 {
     (void)arg;
-    gb_region *r = entered_at_generation(GB__GEN_MAX);
+    gb_region *r = gbt_at_generation(gb_enter(), GB__GEN_MAX);
     left_on_a_spent_entry = (gb_region *)r->handle;
     gb_leave(left_on_a_spent_entry); /* past the last generation: the entry is used up */
     return NULL;
@@ -732,7 +715,7 @@ GB_TEST(an_entry_used_up_is_not_given_to_another_thread)
     int n = 0, entries = 0;
     for (; n < MANY && entries < 3; n++) {
         hs[n] = gb_enter();
-        uint32_t e = entry_of(hs[n]);
+        uint32_t e = gbt_entry_of(hs[n]);
         CHECK(e != spent_entry);
         if (n == 0 || e != first) {
             entries++;
@@ -767,8 +750,8 @@ static void *enter_leave_and_exit_on_an_entry(void *arg)
 static void *use_up_the_entry_while_it_is_read(void *arg)
 {
     (void)arg;
-    gb_region *r = entered_at_generation(GB__GEN_MAX); /* the pool's entry */
-    CHECK_EQ(entry_of((gb_region *)r->handle), entry_of(atomic_load(&stale_on_the_entry)));
+    gb_region *r = gbt_at_generation(gb_enter(), GB__GEN_MAX); /* the pool's entry */
+    CHECK_EQ(gbt_entry_of((gb_region *)r->handle), gbt_entry_of(atomic_load(&stale_on_the_entry)));
     atomic_store(&entry_taken, true);
     while (atomic_load(&reads_done) < 100)
         sched_yield();
@@ -803,13 +786,13 @@ GB_TEST(an_emptied_page_whose_every_slot_is_used_up_is_not_kept)
 {
     gb_region *h = gb_enter();
     gb__dpage *pg = gb__handle_region("tests/region.c", &gb__self()->mem, h)->page;
-    uint32_t cap = pg->cap, e = entry_of(h);
+    uint32_t cap = pg->cap, e = gbt_entry_of(h);
     gb_leave(h);
     CHECK(gb__self()->mem.dspare == pg); /* kept: it has slots to give */
     gb_region **hs = malloc(cap * sizeof *hs);
     CHECK(hs != NULL);
     for (uint32_t i = 0; i < cap; i++) {
-        gb_region *r = entered_at_generation(GB__GEN_MAX);
+        gb_region *r = gbt_at_generation(gb_enter(), GB__GEN_MAX);
         CHECK(r->page == pg);
         hs[i] = (gb_region *)r->handle;
     }
@@ -817,7 +800,7 @@ GB_TEST(an_emptied_page_whose_every_slot_is_used_up_is_not_kept)
         gb_leave(hs[--cap]);
     CHECK(gb__self()->mem.dspare == NULL);
     gb_region *next = gb_enter();
-    CHECK(entry_of(next) != e);
+    CHECK(gbt_entry_of(next) != e);
     gb_leave(next);
     free(hs);
     gbt_check_all_given_back(); /* the page too */
@@ -830,7 +813,7 @@ GB_TEST(an_emptied_page_whose_every_slot_is_used_up_is_not_kept)
 GB_TEST(an_emptied_page_with_fresh_slots_left_is_kept_though_a_slot_is_used_up)
 {
     gb_init(NULL);
-    gb_region *r = entered_at_generation(GB__GEN_MAX);
+    gb_region *r = gbt_at_generation(gb_enter(), GB__GEN_MAX);
     uintptr_t where = r->where;
     gb_leave((gb_region *)r->handle); /* past the last generation */
     gb_region *next = gb_enter();

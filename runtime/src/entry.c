@@ -50,29 +50,6 @@ gb_region *gb_enter(void)
     return gb__region_handle(r);
 }
 
-/* How far below the top of s the region r sits, or 0 if it is not on s. */
-static size_t depth_of(const gb__rstack *s, const gb_region *r)
-{
-    size_t d = 1;
-    for (const gb_region *x = s->top; x; x = x->parent, d++)
-        if (x == r)
-            return d;
-    return 0;
-}
-
-/* Stops the process for h given to `who` (gb_leave, gb_region_reset),
- * which takes only the innermost region of the running context, saying
- * what h is instead. */
-GB__NORETURN static void not_innermost(const char *who, gb__thread *t, gb_region *h)
-{
-    gb_region *r = gb__handle_region(who, &t->mem, h);
-    if (r->stack == t->cur)
-        gb__die("%s: region %p is not the innermost region (%zu regions entered after it "
-                "are still live; leave them first)",
-                who, (void *)h, depth_of(t->cur, r) - 1);
-    gb__handle_die_other_context(who, t->cur, h, r);
-}
-
 void gb_leave(gb_region *h)
 {
     gb__thread *t = self();
@@ -80,7 +57,7 @@ void gb_leave(gb_region *h)
     /* The one check of the fast path: a handle equals the innermost
      * region's exactly when it names that region (handles never repeat). */
     if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h))
-        not_innermost("gb_leave", t, h);
+        gb__handle_die_not_innermost("gb_leave", &t->mem, t->cur, h, "leave them first");
     gb__pin_pop(&t->pins, gb__thread_run(t), t->cur);
     GB__CHECK_AT(gb__check_top(t));
 }
@@ -130,7 +107,7 @@ void gb_region_reset(gb_region *h, size_t keep_bytes)
     gb__thread *t = self();
     gb_region *r = t->cur->top;
     if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h))
-        not_innermost("gb_region_reset", t, h);
+        gb__handle_die_not_innermost("gb_region_reset", &t->mem, t->cur, h, "leave them first");
     GB__ADD(resets, 1);
     gb__frozen *p = gb__pin_find(&t->pins, r);
     if (p) {

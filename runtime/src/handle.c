@@ -547,6 +547,21 @@ GB__NORETURN void gb__handle_die_other_context(const char *who, const gb__rstack
             who, (void *)h, (void *)x);
 }
 
+GB__NORETURN void gb__handle_die_not_innermost(const char *who, gb__mem *m, const gb__rstack *cur, gb_region *h,
+                                               const char *remedy)
+{
+    gb_region *r = gb__handle_region(who, m, h);
+    if (r->stack == cur) {
+        size_t above = 0;
+        for (const gb_region *x = cur->top; x != r; x = x->parent)
+            above++;
+        gb__die("%s: region %p is not the innermost region (%zu regions entered after it are "
+                "still live; %s)",
+                who, (void *)h, above, remedy);
+    }
+    gb__handle_die_other_context(who, cur, h, r);
+}
+
 /* The region h names, which the running thread entered and has not left
  * (in the running context or another of its contexts); stops the process
  * naming what h is otherwise. */

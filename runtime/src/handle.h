@@ -216,6 +216,12 @@ gb_region *gb__handle_region(const char *who, gb__mem *m, gb_region *h);
  * back. */
 gb_region *gb__handle_lookup(const char *who, gb__mem *m, const gb_region *h);
 
+/* Stops the process for a handle h given to `who`, which takes only the
+ * innermost region of the running context (region stack cur), saying what
+ * h names instead; remedy ends the message when h is further down cur. */
+GB__NORETURN void gb__handle_die_not_innermost(const char *who, gb__mem *m, const gb__rstack *cur, gb_region *h,
+                                               const char *remedy);
+
 /* Stops the process for a handle h given to `who` that does not name a
  * region of the running context, whose region stack is cur, saying
  * exactly what it names. r is the LIVE region h names on another context

@@ -29,23 +29,6 @@
 #include "stats.h"
 #include "thread.h"
 
-/* Stops the process for h given to gb_region_detach, which is not the
- * running context's innermost region, saying what it is instead. */
-GB__NORETURN static void detach_not_innermost(gb__thread *t, gb_region *h)
-{
-    const char *who = "gb_region_detach";
-    gb_region *r = gb__handle_region(who, &t->mem, h);
-    if (r->stack == t->cur) {
-        size_t d = 0;
-        for (const gb_region *x = t->cur->top; x != r; x = x->parent)
-            d++;
-        gb__die("%s: region %p is not the innermost region (%zu regions entered after it are "
-                "still live; only the innermost region is detached)",
-                who, (void *)h, d);
-    }
-    gb__handle_die_other_context(who, t->cur, h, r);
-}
-
 /* Detaches the innermost region of t's running context, named h, unless
  * a suspended coroutine points into it: then returns that coroutine. */
 static gb_coro *detach(gb__thread *t, gb_region *h)
@@ -53,7 +36,8 @@ static gb_coro *detach(gb__thread *t, gb_region *h)
     gb__rstack *s = t->cur;
     gb_region *r = s->top;
     if (GB__UNLIKELY(!r || r->handle != (uintptr_t)h))
-        detach_not_innermost(t, h);
+        gb__handle_die_not_innermost("gb_region_detach", &t->mem, s, h,
+                                     "only the innermost region is detached");
     gb__frozen *f = gb__pin_find(&t->pins, r);
     if (f)
         return gb__coro_handle_of(gb__coro_of_frozen(f));
