@@ -943,6 +943,116 @@ GB_TEST(a_full_page_is_checked_from_its_first_region_and_a_page_with_a_slot_by_t
     gb__check_thread(self());
 }
 
+/* Pages whose slots other threads free. A region handed to another
+ * thread and left there gives its slot to its page's rfree, which the
+ * page's thread takes back at its next gb_enter; until then the checkers
+ * read it, with the page's other free slots beside it. */
+static void *attach_and_leave(void *arg)
+{
+    gb_region *r = arg;
+    gb_region_attach(r);
+    gb_leave(r);
+    return NULL;
+}
+
+static void leave_on_a_thread(gb_region *r)
+{
+    pthread_t th;
+    CHECK_EQ(pthread_create(&th, NULL, attach_and_leave, r), 0);
+    CHECK_EQ(pthread_join(th, NULL), 0);
+}
+
+/* This thread's page with three slots fresh: one used, one free, one
+ * freed on another thread and not yet taken back. */
+static gb_region *page_with_a_slot_freed_elsewhere(void)
+{
+    gb_init(NULL);
+    gb_region *kept = gb_enter();
+    gb_region *below = gb_enter();
+    gb_region *r = gb_enter();
+    gb_region_detach(r);
+    gb_leave(below);
+    leave_on_a_thread(r);
+    gb__dpage *pg = page_of(kept);
+    CHECK(pg->rfree && pg->nfresh == 3 && pg->nused == 2 && pg->free);
+    return kept;
+}
+
+static void rfree_holding_a_used_slot(void)
+{
+    gb_region *kept = page_with_a_slot_freed_elsewhere();
+    page_of(kept)->rfree->parent = slot_of(kept);
+    gb__handle_check(self());
+}
+
+static void rfree_off_the_threads_list(void)
+{
+    gb_region *kept = page_with_a_slot_freed_elsewhere();
+    gb__list_remove(&page_of(kept)->rlink);
+    gb__handle_check(self());
+}
+
+GB_TEST(a_page_with_a_slot_freed_elsewhere_passes_the_checkers_until_one_is_wrong)
+{
+    SKIP_UNCHECKED();
+    gb_region *kept = page_with_a_slot_freed_elsewhere();
+    gb__check_thread(self());
+    gb_leave(gb_enter()); /* takes the slot back */
+    CHECK(!page_of(kept)->rfree);
+    gb__check_thread(self());
+    gb_leave(kept);
+    gbt_expect_death(rfree_holding_a_used_slot, "its rfree holds 0x");
+    gbt_expect_death(rfree_off_the_threads_list, "is not on its thread's list of pages with slots freed elsewhere, with 1");
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
+/* Other threads leave regions of this thread's page, writing its rfree
+ * under the directory's lock, while this thread checks its pages again
+ * and again: the checker reads them under that lock (under
+ * ThreadSanitizer, a read outside it is a reported race). */
+enum { PAGE_SHARERS = 2, PAGE_REGIONS = 600 };
+static gb_region *page_regions[PAGE_REGIONS];
+static atomic_int page_next, page_sharers;
+
+static void *leave_page_regions(void *arg)
+{
+    (void)arg;
+    for (int i; (i = atomic_fetch_add(&page_next, 1)) < PAGE_REGIONS;) {
+        gb_region_attach(page_regions[i]);
+        gb_leave(page_regions[i]);
+    }
+    atomic_fetch_sub(&page_sharers, 1);
+    return NULL;
+}
+
+GB_TEST(threads_share_descriptor_pages_with_the_checker_which_reads_them_under_the_lock)
+{
+    SKIP_UNCHECKED();
+    gb_init(NULL);
+    for (int i = 0; i < PAGE_REGIONS; i++) {
+        page_regions[i] = gb_enter();
+        gb_region_detach(page_regions[i]);
+    }
+    atomic_store(&page_next, 0);
+    atomic_store(&page_sharers, PAGE_SHARERS);
+    pthread_t t[PAGE_SHARERS];
+    for (int i = 0; i < PAGE_SHARERS; i++)
+        CHECK_EQ(pthread_create(&t[i], NULL, leave_page_regions, NULL), 0);
+    int checks = 0;
+    while (atomic_load(&page_sharers) > 0 || checks == 0) {
+        gb__handle_check(self());
+        checks++;
+    }
+    for (int i = 0; i < PAGE_SHARERS; i++)
+        CHECK_EQ(pthread_join(t[i], NULL), 0);
+    gb_leave(gb_enter()); /* takes the slots back */
+    gb__check_thread(self());
+    CHECK_EQ(gbt_stats().regions_live, 0);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 /* ------------------------------------------------------------- regions */
 
 static void live_region_names_no_stack(void)

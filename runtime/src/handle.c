@@ -306,7 +306,7 @@ gb_region *gb__handle_claim(gb__mem *m, const gb_region *h)
  * the caller puts the chunk after it lets go. */
 static void orphan_release(gb__dpage *pg)
 {
-    GB__ASSERT(!pg->owner && pg->nused == 0 && !pg->rfree && dir[pg->entry].page == pg);
+    GB__ASSERT(!pg->owner && pg->nused == 0 && !pg->rfree && !gb__handle_in_avail(pg) && dir[pg->entry].page == pg);
     uint32_t e = pg->entry;
     dir[e].page = NULL;
     dir[e].floor = pg->gen_hi;

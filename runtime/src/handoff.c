@@ -90,8 +90,7 @@ GB__NORETURN static void attach_not_in_flight(gb__thread *t, gb_region *h)
 void gb_region_attach(gb_region *h)
 {
     gb__thread *t = gb__self();
-    if (!h)
-        gb__die("gb_region_attach: NULL region");
+    /* NULL names no region in flight: the stop below names it NULL. */
     gb_region *r = gb__handle_claim(&t->mem, h);
     if (!r)
         attach_not_in_flight(t, h);
