@@ -985,6 +985,13 @@ static void rfree_holding_a_used_slot(void)
     gb__handle_check(self());
 }
 
+static void lent_slot_not_in_the_table(void)
+{
+    gb_region *kept = page_with_a_slot_freed_elsewhere();
+    slot_of(kept)->lent = true;
+    gb__handle_check(self());
+}
+
 static void rfree_off_the_threads_list(void)
 {
     gb_region *kept = page_with_a_slot_freed_elsewhere();
@@ -1002,6 +1009,7 @@ GB_TEST(a_page_with_a_slot_freed_elsewhere_passes_the_checkers_until_one_is_wron
     gb__check_thread(self());
     gb_leave(kept);
     gbt_expect_death(rfree_holding_a_used_slot, "its rfree holds 0x");
+    gbt_expect_death(lent_slot_not_in_the_table, "is lent but not in the table of lent regions");
     gbt_expect_death(rfree_off_the_threads_list, "is not on its thread's list of pages with slots freed elsewhere, with 1");
     gb_sweep();
     gbt_check_all_given_back();

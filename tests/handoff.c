@@ -490,6 +490,31 @@ GB_TEST(blocks_left_on_another_thread_go_back_to_the_cache_of_the_thread_that_en
     gbt_check_all_given_back();
 }
 
+/* Blocks given over up to the bound are all kept: each one's reservation
+ * goes before it is put in the cache, else the last ones would find the
+ * bound full of their own reservations and push out those put before. */
+GB_TEST(blocks_given_over_up_to_the_cache_bound_are_all_kept)
+{
+    gb_options o;
+    gb_options_init(&o);
+    o.blocks = GB_BLOCKS_MAP;
+    o.huge = GB_HUGE_OFF;
+    o.cache_bytes = 7 * MIB + 512 * 1024;
+    gb_init(&o);
+    gb_region *r = filled_and_detached(6 * MIB + 512 * 1024);
+    on_thread(leave_relayed, &r);
+    gb_stats s = gbt_stats();
+    size_t given = s.bytes_cached;
+    /* Within a block (1 MiB at most) of the bound: the last one put
+     * needs the reservations of the others gone. */
+    CHECK(given <= o.cache_bytes && given + MIB > o.cache_bytes);
+    gb_leave(gb_enter()); /* takes them in (and may keep a descriptor page) */
+    s = gbt_stats();
+    CHECK(s.bytes_cached >= given);
+    gb_sweep();
+    gbt_check_all_given_back();
+}
+
 static void *exit_after_entering(void *arg)
 {
     *(gb_region **)arg = filled_and_detached(4 * MIB);

@@ -496,9 +496,13 @@ static hkind decode(gb__mem *m, uintptr_t h, gb_region **out)
     pthread_mutex_lock(&dir_lock);
     gb_region *lent = lent_find(h);
     if (lent || own) {
-        /* h names a lent region, or a slot of this thread's page that is
-         * lent to another region now, whose generation is past h's. */
-        hkind k = lent ? lent_kind(m, lent) : gen < own->gen ? H_LEFT : H_BOGUS;
+        /* h names a lent region, or else a slot of this thread's page that
+         * was lent when read above. A generation up to the slot's was
+         * given out, and h is not lent now: its region was left, since or
+         * before (a region left on another thread between the read and
+         * the lock keeps the slot's generation until this thread takes
+         * the slot back). A generation past the slot's never was. */
+        hkind k = lent ? lent_kind(m, lent) : gen <= own->gen ? H_LEFT : H_BOGUS;
         pthread_mutex_unlock(&dir_lock);
         *out = k == H_REGION ? lent : NULL;
         return k;
