@@ -985,6 +985,37 @@ static void rfree_holding_a_used_slot(void)
     gb__handle_check(self());
 }
 
+static void rfree_looping(void)
+{
+    gb_region *s = page_of(page_with_a_slot_freed_elsewhere())->rfree;
+    s->parent = s;
+    gb__handle_check(self());
+}
+
+/* The page's first slot never handed out: its handle is 0, as a free
+ * slot's is, but it is past the page's fresh ones. */
+static void rfree_past_the_fresh_slots(void)
+{
+    gb__dpage *pg = page_of(page_with_a_slot_freed_elsewhere());
+    pg->rfree->parent = &pg->slot[pg->nfresh];
+    gb__handle_check(self());
+}
+
+/* A slot of a page below another, with handle 0 as a free slot has, on
+ * the rfree of the page above. */
+static void rfree_holding_a_slot_of_a_page_below(void)
+{
+    gb_init(NULL);
+    gb_region *first, *h = fill_a_page(&first);
+    gb__dpage *a = page_of(first), *b = page_of(h);
+    gb__dpage *low = a < b ? a : b, *high = a < b ? b : a;
+    gb_region *s = &low->slot[0];
+    s->handle = 0;
+    s->parent = NULL;
+    high->rfree = s;
+    gb__dpage_check(&self()->mem, high);
+}
+
 static void lent_slot_not_in_the_table(void)
 {
     gb_region *kept = page_with_a_slot_freed_elsewhere();
@@ -1009,6 +1040,9 @@ GB_TEST(a_page_with_a_slot_freed_elsewhere_passes_the_checkers_until_one_is_wron
     gb__check_thread(self());
     gb_leave(kept);
     gbt_expect_death(rfree_holding_a_used_slot, "its rfree holds 0x");
+    gbt_expect_death(rfree_looping, "its rfree holds 0x");
+    gbt_expect_death(rfree_past_the_fresh_slots, "its rfree holds 0x");
+    gbt_expect_death(rfree_holding_a_slot_of_a_page_below, "its rfree holds 0x");
     gbt_expect_death(lent_slot_not_in_the_table, "is lent but not in the table of lent regions");
     gbt_expect_death(rfree_off_the_threads_list, "is not on its thread's list of pages with slots freed elsewhere, with 1");
     gb_sweep();
