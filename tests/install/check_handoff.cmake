@@ -10,42 +10,21 @@
 # exits 0 only when they hold; this script also wants its last line "ok"
 # and prints its output, the measured sizes in it.
 #
-# Inputs: SOURCE_DIR, BINARY_DIR, C_COMPILER.
+# Inputs: SOURCE_DIR, BINARY_DIR, C_COMPILER, LIBDIR (CMAKE_INSTALL_LIBDIR).
 cmake_minimum_required(VERSION 3.20)
-foreach(var SOURCE_DIR BINARY_DIR C_COMPILER)
+foreach(var SOURCE_DIR BINARY_DIR C_COMPILER LIBDIR)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "check_handoff.cmake needs -D${var}=...")
   endif()
 endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/client.cmake)
 
 set(work ${BINARY_DIR}/install-handoff)
 set(prefix ${work}/prefix)
-file(REMOVE_RECURSE ${work})
-execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${prefix}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-if(rc)
-  message(FATAL_ERROR "cmake --install failed: ${rc}\n${out}")
-endif()
-
+gb_install_into(${work} ${prefix})
 set(dir ${work}/build)
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/handoff -B ${dir}
-                        -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER}
-                        "-DCMAKE_C_FLAGS=-Wall -Wextra -Werror"
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-if(rc)
-  message(FATAL_ERROR "configuring the handoff client against the installed package failed\n${out}")
-endif()
-# The package must be the one just installed, not another on the machine.
-file(STRINGS ${dir}/CMakeCache.txt found REGEX "^giveback_DIR:")
-string(FIND "${found}" "${prefix}/" at)
-if(at EQUAL -1)
-  message(FATAL_ERROR "the handoff client found giveback elsewhere: ${found}")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${dir}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-if(rc)
-  message(FATAL_ERROR "building the handoff client failed\n${out}")
-endif()
+gb_client_build("the handoff client" ${SOURCE_DIR}/tests/install/handoff ${dir} ${prefix}
+                ${prefix}/${LIBDIR}/cmake/giveback "-DCMAKE_C_FLAGS=-Wall -Wextra -Werror")
 
 execute_process(COMMAND ${dir}/handoff_client RESULT_VARIABLE rc
                 OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -32,15 +32,11 @@ if(IS_ABSOLUTE "${LIBDIR}" OR IS_ABSOLUTE "${INCLUDEDIR}")
     "(${INCLUDEDIR}) must be relative for the install test's scratch prefix")
 endif()
 
+include(${CMAKE_CURRENT_LIST_DIR}/client.cmake)
 set(work ${BINARY_DIR}/install-check)
 set(prefix ${work}/prefix)
 set(libdir ${prefix}/${LIBDIR})
-file(REMOVE_RECURSE ${work})
-execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${prefix}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-if(rc)
-  message(FATAL_ERROR "cmake --install failed: ${rc}\n${out}")
-endif()
+gb_install_into(${work} ${prefix})
 
 # The files the README names. The static archives have names of their own,
 # so that -lgiveback means the shared library and nothing else.
@@ -111,23 +107,7 @@ foreach(case "giveback::giveback|library|shared" "giveback::giveback_static|libr
   string(REPLACE "::" "-" name "${target}")
   set(what "find_package ${target}")
   set(dir ${work}/${name})
-  execute_process(COMMAND ${CMAKE_COMMAND} -S ${consumer} -B ${dir} -DCMAKE_PREFIX_PATH=${prefix}
-                          -DCMAKE_C_COMPILER=${C_COMPILER} -DGB_TARGET=${target}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(rc)
-    message(FATAL_ERROR "${what}: configuring the client failed\n${out}")
-  endif()
-  # The package found must be the one just installed, not another on the
-  # machine.
-  file(STRINGS ${dir}/CMakeCache.txt found REGEX "^giveback_DIR:")
-  if(NOT found STREQUAL "giveback_DIR:PATH=${libdir}/cmake/giveback")
-    message(FATAL_ERROR "${what}: found another giveback package: ${found}")
-  endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} --build ${dir}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(rc)
-    message(FATAL_ERROR "${what}: building the client failed\n${out}")
-  endif()
+  gb_client_build("${what}" ${consumer} ${dir} ${prefix} ${libdir}/cmake/giveback -DGB_TARGET=${target})
   check_deps(${dir}/consumer ${linkage} "${what}")
   # The shared client finds the library through the rpath CMake gives a
   # program in its build tree, with no LD_LIBRARY_PATH.
