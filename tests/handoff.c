@@ -723,39 +723,13 @@ static void attach_twice_on_two_threads(void)
     gb_region_attach(shared_r);
 }
 
-/* A one-shot signal from one thread to another. Not a POSIX semaphore:
- * macOS has no unnamed ones (its sem_init is deprecated and fails). */
-struct event {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool set;
-};
-#define EVENT_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false}
-
-static void event_set(struct event *e)
-{
-    pthread_mutex_lock(&e->lock);
-    e->set = true;
-    pthread_cond_signal(&e->cond);
-    pthread_mutex_unlock(&e->lock);
-}
-
-static void event_wait(struct event *e)
-{
-    pthread_mutex_lock(&e->lock);
-    while (!e->set)
-        pthread_cond_wait(&e->cond, &e->lock);
-    pthread_mutex_unlock(&e->lock);
-}
-
 static pthread_mutex_t producer_hold = PTHREAD_MUTEX_INITIALIZER;
 
-/* Enters and detaches shared_r, then stays alive (its pages with it)
- * until the process ends. */
+/* Enters and detaches a region, hands it over through the relay arg,
+ * then stays alive (its pages with it) until the process ends. */
 static void *produce_and_stay(void *arg)
 {
-    shared_r = in_flight();
-    event_set(arg);
+    relay_put(arg, in_flight());
     pthread_mutex_lock(&producer_hold);
     return NULL;
 }
@@ -770,11 +744,11 @@ static void *attach_and_leave_shared(void *arg)
 
 static void attach_after_a_third_thread_left_it(void)
 {
-    struct event made = EVENT_INIT;
+    relay made = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0};
     pthread_mutex_lock(&producer_hold);
     pthread_t a, b;
     pthread_create(&a, NULL, produce_and_stay, &made);
-    event_wait(&made);
+    shared_r = relay_take(&made);
     pthread_create(&b, NULL, attach_and_leave_shared, NULL);
     pthread_join(b, NULL);
     gb_region_attach(shared_r);
@@ -912,7 +886,7 @@ static gb_map *shared_map;
 static void *attach_shared_holding(void *arg)
 {
     gb_region_attach(shared_r);
-    event_set(arg);
+    relay_put(arg, shared_r); /* says it holds it */
     pause(); /* holds it until the process ends */
     return NULL;
 }
@@ -921,14 +895,14 @@ static void *attach_shared_holding(void *arg)
  * another thread holds the region. */
 static void grow_map_held_elsewhere(void)
 {
-    struct event attached = EVENT_INIT;
+    relay attached = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0};
     gb_region *r = gb_enter();
     shared_map = gb_map_new();
     gb_region_detach(r);
     shared_r = r;
     pthread_t th;
     pthread_create(&th, NULL, attach_shared_holding, &attached);
-    event_wait(&attached);
+    relay_take(&attached);
     for (uint64_t k = 0; k < 10000; k++)
         gb_map_put(shared_map, k, k);
 }
