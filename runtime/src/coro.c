@@ -246,14 +246,24 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
     return gb__coro_handle_of(c);
 }
 
+bool gb__coro_resume_cold(gb_coro *h, gb_coro *c, unsigned stages)
+{
+    return gb__coro_resume_full(gb__self(), h, c, stages);
+}
+
+void gb__coro_yield_cold(gb_coro *c, unsigned stages)
+{
+    gb__coro_yield_full(gb__self(), c, stages);
+}
+
 bool gb_coro_resume(gb_coro *h)
 {
-    return gb__coro_resume_path(gb__self(), h, NULL, GB__CP_ALL);
+    return gb__coro_resume_path(gb__tls, h, NULL, GB__CP_ALL);
 }
 
 void gb_coro_yield(void)
 {
-    gb__coro_yield_path(gb__self(), NULL, GB__CP_ALL);
+    gb__coro_yield_path(gb__tls, NULL, GB__CP_ALL);
 }
 
 void gb_coro_free(gb_coro *h)

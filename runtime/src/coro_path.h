@@ -57,13 +57,12 @@ extern gb__coro_slot gb__coro_slots[GB__CORO_SLOTS];
  * names, or the process stops naming what h is. */
 gb_coro *gb__coro_of_slow(const char *who, const gb_coro *h);
 
-/* The coroutine of thread t that h names. The common case is one slot
- * read: the slot is t's (only t stores t there, and it clears the owner
+/* The coroutine of thread t that h names, or NULL when it is not the
+ * common case. The common case is one slot read: the slot is t's (only t stores t there, and it clears the owner
  * before the slot is freed, so its occupant is t's own and alive) and its
  * occupant's handle is h, generation included. Anything else (NULL, a
- * freed or bogus handle, another thread's) is for the full decode, which
- * names it. */
-static inline gb_coro *gb__coro_of(gb__thread *t, const char *who, const gb_coro *h)
+ * freed or bogus handle, another thread's) is for the full decode. */
+static inline gb_coro *gb__coro_find(gb__thread *t, const gb_coro *h)
 {
     uintptr_t v = (uintptr_t)h;
     gb__coro_slot *sl = &gb__coro_slots[v & (GB__CORO_SLOTS - 1)];
@@ -72,7 +71,15 @@ static inline gb_coro *gb__coro_of(gb__thread *t, const char *who, const gb_coro
         if (GB__LIKELY(c && c->handle == v))
             return c;
     }
-    return gb__coro_of_slow(who, h);
+    return NULL;
+}
+
+/* gb__coro_find, or the full decode, which stops the process naming what
+ * h is when it is not a coroutine of t. */
+static inline gb_coro *gb__coro_of(gb__thread *t, const char *who, const gb_coro *h)
+{
+    gb_coro *c = gb__coro_find(t, h);
+    return GB__LIKELY(c != NULL) ? c : gb__coro_of_slow(who, h);
 }
 
 /* Stops the process: c, named by h, is not suspended (coro.c). */
@@ -106,10 +113,18 @@ enum {
  * it runs again when there is rare work (coro.c). */
 void gb__coro_resumer_lands(void *c);
 
+/* ------------------------------------------------------------ the full paths
+ *
+ * Every case, the rare ones included: the handle decoded in full, the
+ * pinning bookkeeping that moves a list or hands witnessed regions over
+ * for a try, the rare work of a yield. The fast paths below take the
+ * common case and hand every other one to these, through a cold function
+ * (coro.c) that starts again from the thread's state. */
+
 /* Resumes c (named by h when GB__CP_HANDLE is in stages, else c is given)
  * on thread t: returns what the yield or end of c passes back (true while
  * c has not finished). */
-__attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__thread *t, gb_coro *h,
+__attribute__((always_inline)) static inline bool gb__coro_resume_full(gb__thread *t, gb_coro *h,
                                                                        gb_coro *c, unsigned stages)
 {
     if (stages & GB__CP_HANDLE) {
@@ -141,7 +156,7 @@ __attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__threa
 
 /* Yields the running coroutine of thread t (c, given, when GB__CP_HANDLE
  * is not in stages) back to its resumer, which gets true. */
-__attribute__((always_inline)) static inline void gb__coro_yield_path(gb__thread *t, gb_coro *c,
+__attribute__((always_inline)) static inline void gb__coro_yield_full(gb__thread *t, gb_coro *c,
                                                                       unsigned stages)
 {
     if (stages & GB__CP_HANDLE) {
@@ -175,6 +190,106 @@ __attribute__((always_inline)) static inline void gb__coro_yield_path(gb__thread
             gb__pin_frozen_remove(&me->fz);
             gb__pin_thawed(&me->fz);
         }
+    }
+    gb__switch(&c->fz.sp, *to, 1);
+    gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);
+}
+
+/* ------------------------------------------------------------ the fast paths
+ *
+ * A round trip is a few tens of cycles, and a path that may call out (the
+ * full decode, a thread's first state, a list move) keeps its values in
+ * registers the callee must preserve: each function then saves and
+ * restores six of them around a switch that saves the same six again, a
+ * third of what the runtime adds to the bare switch. So each path below
+ * first checks that nothing rare holds, changing nothing, and hands the
+ * whole operation to the cold full path when anything does; past the
+ * checks it only stores and switches, calls nothing but the switch, and
+ * needs no register saved. The common case is the full path's, with every
+ * rare branch known not to be taken. */
+
+/* Out of line (coro.c): the full paths, on this thread's state found or
+ * made (gb__self), for whatever the fast paths do not take. */
+__attribute__((cold)) bool gb__coro_resume_cold(gb_coro *h, gb_coro *c, unsigned stages);
+__attribute__((cold)) void gb__coro_yield_cold(gb_coro *c, unsigned stages);
+
+/* gb__coro_resume_full's contract, t being gb__tls (NULL before the
+ * thread's first call). */
+__attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__thread *t, gb_coro *h,
+                                                                       gb_coro *c, unsigned stages)
+{
+    if (GB__UNLIKELY(!t))
+        return gb__coro_resume_cold(h, c, stages);
+    if (stages & GB__CP_HANDLE) {
+        c = gb__coro_find(t, h);
+        if (GB__UNLIKELY(!c || c->status != GB_CORO_SUSPENDED))
+            return gb__coro_resume_cold(h, c, stages);
+    }
+    gb_coro *me = t->cur_coro;
+    if ((stages & GB__CP_FREEZE) && me && GB__UNLIKELY(!gb__pin_freeze_is_mark(&t->pins, &me->fz)))
+        return gb__coro_resume_cold(h, c, stages);
+    /* Nothing rare: from here on, the full path's stores alone. */
+    if (stages & GB__CP_FREEZE) {
+        if (me)
+            gb__pin_frozen_mark(&me->fz);
+        gb__pin_frozen_remove(&c->fz);
+        gb__pin_thawed(&c->fz);
+    }
+    if (stages & GB__CP_HANDLE) {
+        c->caller = me;
+        c->status = GB_CORO_RUNNING;
+        t->cur_coro = c;
+    }
+    if (stages & GB__CP_RSTACK) {
+        c->rstack.resumer = t->cur;
+        t->cur = &c->rstack;
+    }
+    gb__asan_start(me ? &me->asan_fake : &t->asan_fake_main, c->stack.lo,
+                   (size_t)(c->stack.hi - c->stack.lo));
+    gb__tsan_enter(c);
+    return gb__switch_bool(me ? &me->fz.sp : &t->main_sp, c->fz.sp, 0);
+}
+
+/* gb__coro_yield_full's contract, t being gb__tls. Rare here: no thread
+ * state or no coroutine running (the full path stops the process), the
+ * yielder's freeze more than a mark, and the rare work (regions to try,
+ * the ASan hook), which runs on the full path. */
+__attribute__((always_inline)) static inline void gb__coro_yield_path(gb__thread *t, gb_coro *c,
+                                                                      unsigned stages)
+{
+    if (GB__UNLIKELY(!t)) {
+        gb__coro_yield_cold(c, stages);
+        return;
+    }
+    if (stages & GB__CP_HANDLE) {
+        c = t->cur_coro;
+        if (GB__UNLIKELY(!c)) {
+            gb__coro_yield_cold(c, stages);
+            return;
+        }
+    }
+    if ((stages & GB__CP_FREEZE) &&
+        GB__UNLIKELY(GB__CP_ASAN || !gb__list_empty(&t->pins.retired_dirty) ||
+                     !gb__pin_freeze_is_mark(&t->pins, &c->fz))) {
+        gb__coro_yield_cold(c, stages);
+        return;
+    }
+    /* Nothing rare: from here on, the full path's stores alone. */
+    if (stages & GB__CP_HANDLE)
+        c->status = GB_CORO_SUSPENDED;
+    gb_coro *me = c->caller;
+    if (stages & GB__CP_FREEZE)
+        gb__pin_frozen_mark(&c->fz);
+    if (stages & GB__CP_HANDLE)
+        t->cur_coro = me;
+    if (stages & GB__CP_RSTACK)
+        t->cur = me ? &me->rstack : &t->main_stack;
+    void **to = me ? &me->fz.sp : &t->main_sp;
+    gb__asan_start(&c->asan_fake, c->caller_lo, c->caller_size);
+    gb__tsan_leave(c);
+    if ((stages & GB__CP_FREEZE) && me) {
+        gb__pin_frozen_remove(&me->fz);
+        gb__pin_thawed(&me->fz);
     }
     gb__switch(&c->fz.sp, *to, 1);
     gb__asan_finish(c->asan_fake, &c->caller_lo, &c->caller_size);

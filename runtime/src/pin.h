@@ -165,6 +165,25 @@ static inline void gb__pin_frozen_push(gb__pins *p, gb__frozen *f)
     gb__list_push(&p->frozen, &f->flink);
 }
 
+/* True when freezing f (gb__pin_frozen_push) is a mark alone: it is
+ * frozen already, or it witnessed nothing and heads p's frozen list (the
+ * stack that froze last before it ran, the common case of a switch). */
+static inline bool gb__pin_freeze_is_mark(const gb__pins *p, const gb__frozen *f)
+{
+    return gb__pin_is_frozen(f) || (gb__list_empty(&f->witnessed) && p->frozen.next == &f->flink);
+}
+
+/* gb__pin_frozen_push where gb__pin_freeze_is_mark said it is a mark:
+ * nothing to hand over and no link to move, so no call out. */
+static inline void gb__pin_frozen_mark(gb__frozen *f)
+{
+    GB__ASSERT(gb__list_empty(&f->witnessed) || gb__pin_is_frozen(f));
+    if (gb__pin_is_frozen(f))
+        return;
+    f->frozen = true;
+    GB__CHECK_AT(gb__pin_summary_check(f));
+}
+
 /* f is about to run: its stack is no longer frozen. It stays on the list
  * until the list is read. */
 static inline void gb__pin_frozen_remove(gb__frozen *f)
