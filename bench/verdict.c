@@ -21,14 +21,19 @@ static double binomial_cdf_half(int n, int j)
     return sum;
 }
 
-int verdict_rank(int n)
+int verdict_rank_at(int n, double tail)
 {
     int k = 0;
-    /* The tail grows with k: the last k whose tail is within 2.5% is the
-     * rank (a tail is a multiple of 2^-n, never 0.025 itself). */
-    while (k + 1 <= n / 2 && binomial_cdf_half(n, k) <= 0.025)
+    /* The tail grows with k: the last k whose tail is within the one
+     * allowed is the rank. */
+    while (k + 1 <= n / 2 && binomial_cdf_half(n, k) <= tail)
         k++;
     return k;
+}
+
+int verdict_rank(int n)
+{
+    return verdict_rank_at(n, VERDICT_TAIL);
 }
 
 double verdict_confidence(int n, int k)
@@ -44,7 +49,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-verdict_estimate verdict_estimate_of(const double *r, int n)
+verdict_estimate verdict_estimate_at(const double *r, int n, double tail)
 {
     verdict_estimate e = {.n = n, .ratio = NAN, .lo = NAN, .hi = NAN};
     if (n <= 0)
@@ -55,13 +60,26 @@ verdict_estimate verdict_estimate_of(const double *r, int n)
     memcpy(s, r, (size_t)n * sizeof *s);
     qsort(s, (size_t)n, sizeof *s, cmp_double);
     e.ratio = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-    e.k = verdict_rank(n);
+    e.k = verdict_rank_at(n, tail);
     if (e.k > 0) {
         e.lo = s[e.k - 1];
         e.hi = s[n - e.k];
         e.confidence = verdict_confidence(n, e.k);
     }
     return e;
+}
+
+verdict_estimate verdict_estimate_of(const double *r, int n)
+{
+    return verdict_estimate_at(r, n, VERDICT_TAIL);
+}
+
+int verdict_looks(int min_rounds, int cap)
+{
+    int looks = 1;
+    for (int n = min_rounds; n < cap; n *= 2)
+        looks++;
+    return looks;
 }
 
 verdict_state verdict_judge(verdict_dir dir, double bound, double lo, double hi)
@@ -98,6 +116,9 @@ void verdict_init(verdict *v, const char *name, verdict_dir dir, double bound, i
     v->bound = bound;
     v->min_rounds = clamp(min_rounds, 1, VERDICT_ROUNDS_MAX);
     v->cap = clamp(cap, v->min_rounds, VERDICT_ROUNDS_MAX);
+    v->looks = verdict_looks(v->min_rounds, v->cap);
+    v->tail = VERDICT_TAIL / v->looks;
+    v->next_look = v->min_rounds;
     v->est = verdict_estimate_of(NULL, 0);
 }
 
@@ -106,8 +127,16 @@ void verdict_add(verdict *v, double ratio)
     if (!isfinite(ratio) || v->fixed || v->n >= VERDICT_ROUNDS_MAX)
         return;
     v->r[v->n++] = ratio;
-    v->est = verdict_estimate_of(v->r, v->n);
+    if (v->n < v->min_rounds) {
+        /* Before the first look: the median alone, no interval. */
+        v->est = verdict_estimate_at(v->r, v->n, 0);
+        return;
+    }
+    if (v->n != v->next_look)
+        return;
+    v->est = verdict_estimate_at(v->r, v->n, v->tail);
     v->state = verdict_judge(v->dir, v->bound, v->est.lo, v->est.hi);
+    v->next_look = v->n >= v->cap ? 0 : 2 * v->n < v->cap ? 2 * v->n : v->cap;
 }
 
 void verdict_offer(verdict *v, double ratio)
@@ -154,8 +183,8 @@ void verdict_print(const verdict *v)
 
 void verdict_table_header(void)
 {
-    printf("  %-30s %-9s %-10s %9s %21s %7s %6s\n", "target", "bound", "verdict", "ratio", "interval", "rounds",
-           "conf.");
+    printf("  %-30s %-9s %-10s %9s %21s %7s %6s %6s\n", "target", "bound", "verdict", "ratio", "interval", "rounds",
+           "looks", "conf.");
 }
 
 void verdict_table_row(const verdict *v)
@@ -176,20 +205,24 @@ void verdict_table_row(const verdict *v)
         snprintf(conf, sizeof conf, "%.1f%%", 100 * v->est.confidence);
     else
         snprintf(conf, sizeof conf, "-");
-    char rounds[16] = "-";
-    if (!v->fixed)
-        snprintf(rounds, sizeof rounds, "%d", v->n);
-    printf("  %-30s %-9s %-10s %9.4g %21s %7s %6s\n", v->name, bound, verdict_state_name(v->state),
-           v->est.ratio, interval, rounds, conf);
+    char rounds[16] = "-", looks[16] = "-";
+    if (!v->fixed) {
+        snprintf(rounds, sizeof rounds, "%d", v->est.n);
+        snprintf(looks, sizeof looks, "%d", v->looks);
+    }
+    printf("  %-30s %-9s %-10s %9.4g %21s %7s %6s %6s\n", v->name, bound, verdict_state_name(v->state),
+           v->est.ratio, interval, rounds, looks, conf);
 }
 
 void verdict_report(const verdict *const *v, int n)
 {
     printf(
         "verdicts: the median of the rounds' ratios (the two measured side by side, their order alternating)\n"
-        "and its distribution-free interval (sign test, at least 95%%; conf. is its exact confidence); met\n"
-        "when the whole interval is on the target's side of the bound, missed when it is on the other side,\n"
-        "undecided when the bound is inside it (rounds are added while undecided, up to a cap)\n");
+        "and its distribution-free interval (sign test); met when the whole interval is on the target's side\n"
+        "of the bound, missed when it is on the other side, undecided when the bound is inside it; judged at\n"
+        "looks (the minimum of rounds, then twice the rounds each time, up to a cap) while undecided, with\n"
+        "the 95%% shared over the looks (Bonferroni), so each look's interval is wider (conf. is the exact\n"
+        "confidence of the last one) and the verdict is wrong at most 5%% of the time over all its looks\n");
     verdict_table_header();
     for (int i = 0; i < n; i++)
         verdict_table_row(v[i]);

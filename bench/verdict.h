@@ -12,18 +12,33 @@
  * The estimate is the median of the rounds' ratios; beside it, the
  * distribution-free confidence interval for that median (the sign test's,
  * from order statistics): with the ratios sorted, r_(k) to r_(n+1-k), where
- * k is the largest rank such that P(Binomial(n, 1/2) <= k - 1) <= 0.025.
- * It assumes only that the rounds are independent and alike, no shape of
- * noise, and its exact confidence (at least 95%) is printed beside it. Six
- * rounds are the fewest that have such an interval: [min, max], 96.9%.
+ * k is the largest rank such that P(Binomial(n, 1/2) <= k - 1) is within
+ * the tail allowed. It assumes only that the rounds are independent and
+ * alike, no shape of noise, and its exact confidence is printed beside it.
  *
- * A target is met when the whole interval is on its good side of the bound,
- * missed when the whole interval is on the bad side, and undecided when the
- * bound is inside it. A benchmark adds rounds while a target is undecided,
- * from a minimum up to a cap of its own, and leaves it undecided at the cap:
- * a verdict that the measurements cannot settle is reported as such, never
- * rounded to met or missed. Nothing here is random, so two runs differ only
- * by what they measured.
+ * A target is met when the whole interval is on its good side of the
+ * bound, missed when the whole interval is on the bad side, and undecided
+ * when the bound is inside it. A benchmark adds rounds while a target is
+ * undecided, up to a cap of its own, and leaves it undecided at the cap: a
+ * verdict that the measurements cannot settle is reported as such, never
+ * rounded to met or missed.
+ *
+ * Adding rounds until the interval leaves the bound is a sequence of
+ * looks, and each look is another chance to decide wrongly: a 95% interval
+ * judged after every round from the 6th to the 31st decides a target whose
+ * median sits on its bound far more often than one time in twenty, and
+ * once decided it stops, so the error is kept. Two runs of one build then
+ * disagree: a churn size missed at 6 rounds (1.04-1.28) was met in the next
+ * run at 25 (0.88-0.97). So a verdict is judged only at its looks, the
+ * first at its minimum and each later one at twice the rounds of the one
+ * before, the cap always the last; and the 5% that a verdict may be wrong
+ * is shared out over its looks (Bonferroni: each look's interval leaves
+ * 2.5% / looks on each side), so that the chance that any look decides
+ * against the truth is at most 5% whatever the rounds say. Between looks
+ * the verdict, its median and its interval stay those of the last look.
+ * Eight rounds are the fewest with such an interval for up to six looks:
+ * [min, max], 99.2%. Nothing here is random, so two runs differ only by
+ * what they measured.
  *
  * Every verdict prints one line for machines,
  *   verdict <name> <met|missed|undecided> <ratio> <lo> <hi>
@@ -39,8 +54,12 @@
 /* The most rounds any verdict keeps. */
 enum { VERDICT_ROUNDS_MAX = 64 };
 
-/* The fewest rounds with an interval of at least 95%. */
-enum { VERDICT_MIN_ROUNDS = 6 };
+/* The fewest rounds with an interval at any verdict's looks (up to six:
+ * 2^-8 is within 2.5% / 6). */
+enum { VERDICT_MIN_ROUNDS = 8 };
+
+/* The two-sided error a verdict may make over all its looks, per side. */
+#define VERDICT_TAIL 0.025
 
 typedef enum verdict_dir {
     VERDICT_AT_MOST,  /* met when the ratio is at most the bound */
@@ -54,7 +73,11 @@ typedef enum verdict_state {
 } verdict_state;
 
 /* The rank k of the interval for n rounds: the largest k >= 1 with
- * P(Binomial(n, 1/2) <= k - 1) <= 0.025; 0 when there is none (n < 6). */
+ * P(Binomial(n, 1/2) <= k - 1) <= tail; 0 when there is none. */
+int verdict_rank_at(int n, double tail);
+
+/* verdict_rank_at(n, VERDICT_TAIL): one look, at least 95% (none below 6
+ * rounds). */
 int verdict_rank(int n);
 
 /* The exact confidence of [r_(k), r_(n+1-k)] for n rounds:
@@ -68,9 +91,18 @@ typedef struct verdict_estimate {
     double ratio, lo, hi, confidence;
 } verdict_estimate;
 
-/* The estimate from r[0..n) (left as it is); n at most VERDICT_ROUNDS_MAX.
- * With n 0 every figure is NaN. */
+/* The estimate from r[0..n) (left as it is), its interval leaving `tail`
+ * on each side; n at most VERDICT_ROUNDS_MAX. With n 0 every figure is
+ * NaN. */
+verdict_estimate verdict_estimate_at(const double *r, int n, double tail);
+
+/* verdict_estimate_at(r, n, VERDICT_TAIL): one look, at least 95%. */
 verdict_estimate verdict_estimate_of(const double *r, int n);
+
+/* The looks of a verdict whose rounds go from min_rounds to cap: at
+ * min_rounds, then each at twice the one before while below cap, then at
+ * cap. */
+int verdict_looks(int min_rounds, int cap);
 
 /* The judge: met when [lo, hi] is wholly on the good side of the bound
  * (hi <= bound for at most, lo >= bound for at least), missed when it is
@@ -87,10 +119,13 @@ typedef struct verdict {
     verdict_dir dir;
     double bound;
     int min_rounds, cap;
+    int looks;       /* verdict_looks(min_rounds, cap) */
+    double tail;     /* each look's interval: VERDICT_TAIL / looks per side */
+    int next_look;   /* the rounds at which it is judged next; 0: no more */
     int n;
     double r[VERDICT_ROUNDS_MAX];
     bool fixed; /* its interval known (verdict_fixed), not from rounds */
-    /* Set by every verdict_add and verdict_reading. */
+    /* Set at each look (verdict_add) and by verdict_reading. */
     verdict_state state;
     verdict_estimate est;
 } verdict;
@@ -100,7 +135,8 @@ typedef struct verdict {
 void verdict_init(verdict *v, const char *name, verdict_dir dir, double bound, int min_rounds, int cap);
 
 /* One round's ratio A / B; a ratio that is not a finite number (a round
- * that failed) is not counted. The verdict is judged again. */
+ * that failed) is not counted. When the rounds reach a look, the verdict
+ * is judged again. */
 void verdict_add(verdict *v, double ratio);
 
 /* verdict_add while the target wants rounds (verdict_wants), else

@@ -68,6 +68,33 @@ static void test_ranks(void)
         CHECK(conf >= 0.95 && near(conf, 1 - 2 * (double)binomial_count(n, k - 1) / (double)all),
               "n=%d: confidence %.6f", n, conf);
     }
+    /* The tail shared over L looks: 2.5% / L a side, every n to 56; below
+     * rank k at most that, below rank k + 1 over it (L * 40 times the count
+     * against 2^n). */
+    for (int looks = 1; looks <= 6; looks++)
+        for (int n = 1; n <= 56; n++) {
+            int k = verdict_rank_at(n, VERDICT_TAIL / looks);
+            uint64_t all = (uint64_t)1 << n;
+            CHECK(k == 0 || (uint64_t)looks * 40 * binomial_count(n, k - 1) <= all, "n=%d looks %d: k=%d too wide",
+                  n, looks, k);
+            CHECK(k == n / 2 || (uint64_t)looks * 40 * binomial_count(n, k) > all,
+                  "n=%d looks %d: rank %d is within the tail too", n, looks, k + 1);
+        }
+    /* Eight rounds have [min, max] for up to six looks; seven have none at
+     * six looks. */
+    CHECK(verdict_rank_at(8, VERDICT_TAIL / 6) == 1, "rank %d", verdict_rank_at(8, VERDICT_TAIL / 6));
+    CHECK(verdict_rank_at(7, VERDICT_TAIL / 6) == 0, "rank %d", verdict_rank_at(7, VERDICT_TAIL / 6));
+    CHECK(verdict_rank_at(VERDICT_MIN_ROUNDS, VERDICT_TAIL / 6) == 1, "VERDICT_MIN_ROUNDS %d", VERDICT_MIN_ROUNDS);
+    CHECK(verdict_rank_at(16, VERDICT_TAIL / 3) == 3 && verdict_rank(16) == 4, "16 rounds: %d at 3 looks, %d at one",
+          verdict_rank_at(16, VERDICT_TAIL / 3), verdict_rank(16));
+
+    /* The looks: the minimum, doubling while below the cap, the cap. */
+    CHECK(verdict_looks(8, 8) == 1, "8..8: %d", verdict_looks(8, 8));
+    CHECK(verdict_looks(8, 12) == 2, "8, 12: %d", verdict_looks(8, 12));
+    CHECK(verdict_looks(8, 16) == 2, "8, 16: %d", verdict_looks(8, 16));
+    CHECK(verdict_looks(8, 31) == 3, "8, 16, 31: %d", verdict_looks(8, 31));
+    CHECK(verdict_looks(8, 32) == 3, "8, 16, 32: %d", verdict_looks(8, 32));
+    CHECK(verdict_looks(9, 31) == 3, "9, 18, 31: %d", verdict_looks(9, 31));
 }
 
 static void test_estimates(void)
@@ -126,13 +153,13 @@ static void test_targets(void)
 {
     verdict v;
     /* All rounds alike: the interval is that one ratio. */
-    double same[] = {1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1};
-    verdict_init(&v, "same", VERDICT_AT_MOST, 1.2, 6, 9);
-    add_all(&v, same, 7);
+    double same[] = {1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1};
+    verdict_init(&v, "same", VERDICT_AT_MOST, 1.2, 8, 8);
+    add_all(&v, same, 8);
     CHECK(v.state == VERDICT_MET && v.est.lo == 1.1 && v.est.hi == 1.1 && v.est.ratio == 1.1,
           "all 1.1, at most 1.2: %s [%g, %g]", verdict_state_name(v.state), v.est.lo, v.est.hi);
-    verdict_init(&v, "same", VERDICT_AT_LEAST, 1.2, 6, 9);
-    add_all(&v, same, 7);
+    verdict_init(&v, "same", VERDICT_AT_LEAST, 1.2, 8, 8);
+    add_all(&v, same, 8);
     CHECK(v.state == VERDICT_MISSED, "all 1.1, at least 1.2: %s", verdict_state_name(v.state));
 
     /* A median exactly on the bound, the rounds around it: undecided. */
@@ -152,14 +179,48 @@ static void test_targets(void)
 
     /* Rounds are wanted up to the minimum, then only while undecided, up
      * to the cap; a failed round (NaN) is not counted. */
-    verdict_init(&v, "wants", VERDICT_AT_MOST, 1.2, 6, 9);
+    verdict_init(&v, "wants", VERDICT_AT_MOST, 1.2, 8, 16);
     int rounds = 0;
     while (verdict_wants(&v) && rounds < 100) {
         verdict_add(&v, rounds == 2 ? NAN : 1.0);
         rounds++;
     }
-    CHECK(v.n == 6 && rounds == 7 && v.state == VERDICT_MET, "decided: %d counted of %d rounds, %s", v.n,
+    CHECK(v.n == 8 && rounds == 9 && v.state == VERDICT_MET, "decided: %d counted of %d rounds, %s", v.n,
           rounds, verdict_state_name(v.state));
+
+    /* Before the first look: the median, no interval, undecided. */
+    verdict_init(&v, "early", VERDICT_AT_MOST, 1.2, 8, 16);
+    add_all(&v, same, 3);
+    CHECK(v.state == VERDICT_UNDECIDED && v.est.ratio == 1.1 && isnan(v.est.lo) && v.est.n == 3,
+          "3 rounds of 8: %s, median %g", verdict_state_name(v.state), v.est.ratio);
+
+    /* Judged at the looks alone (8, 16, 32 here), each at 2.5% / 3 a side.
+     * The first look's [min, max] holds the bound; rounds 9 to 15 are all
+     * on the good side, yet the verdict and its interval stay the first
+     * look's until the 16th. */
+    double seq[16] = {1.1, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9};
+    verdict_init(&v, "looks", VERDICT_AT_MOST, 1.0, 8, 32);
+    CHECK(v.looks == 3 && near(v.tail, VERDICT_TAIL / 3), "looks %d, tail %g", v.looks, v.tail);
+    add_all(&v, seq, 8);
+    CHECK(v.state == VERDICT_UNDECIDED && v.est.lo == 0.9 && v.est.hi == 1.1 && verdict_wants(&v),
+          "first look: %s [%g, %g]", verdict_state_name(v.state), v.est.lo, v.est.hi);
+    add_all(&v, seq + 8, 7);
+    CHECK(v.state == VERDICT_UNDECIDED && v.est.n == 8 && v.est.hi == 1.1, "between looks: %s, %d rounds judged",
+          verdict_state_name(v.state), v.est.n);
+    add_all(&v, seq + 15, 1);
+    CHECK(v.state == VERDICT_MET && v.est.n == 16 && v.est.lo == 0.9 && v.est.hi == 0.9 && !verdict_wants(&v),
+          "second look: %s [%g, %g] of %d", verdict_state_name(v.state), v.est.lo, v.est.hi, v.est.n);
+
+    /* The same 16 rounds with three on the bad side: one look's 95%
+     * interval (ranks 4 and 13) would call it met; shared over three
+     * looks (ranks 3 and 14) it is undecided. */
+    double three[16] = {1.1, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 1.1, 1.1, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9};
+    verdict_estimate one = verdict_estimate_of(three, 16);
+    CHECK(verdict_judge(VERDICT_AT_MOST, 1.0, one.lo, one.hi) == VERDICT_MET, "one look: [%g, %g]", one.lo, one.hi);
+    verdict_init(&v, "shared", VERDICT_AT_MOST, 1.0, 8, 32);
+    add_all(&v, three, 16);
+    CHECK(v.state == VERDICT_UNDECIDED && v.est.k == 3 && v.est.hi == 1.1 && verdict_wants(&v),
+          "three looks: %s, k %d [%g, %g]", verdict_state_name(v.state), v.est.k, v.est.lo, v.est.hi);
     verdict_init(&v, "capped", VERDICT_AT_MOST, 1.0, 6, 9);
     rounds = 0;
     while (verdict_wants(&v) && rounds < 100)
@@ -204,13 +265,13 @@ static void test_lines(void)
 {
     char buf[256];
     verdict v;
-    verdict_init(&v, "coro_vs_fcontext", VERDICT_AT_MOST, 1.2, 6, 31);
+    verdict_init(&v, "coro_vs_fcontext", VERDICT_AT_MOST, 1.2, 8, 8);
     printed(&v, buf, sizeof buf);
     CHECK(buf[0] == '\0', "no rounds, no line: \"%s\"", buf);
-    double r[] = {1.25, 1.21, 1.22, 1.3, 1.24, 1.23};
-    add_all(&v, r, 6);
+    double r[] = {1.25, 1.21, 1.22, 1.3, 1.24, 1.23, 1.26, 1.28};
+    add_all(&v, r, 8);
     printed(&v, buf, sizeof buf);
-    CHECK(strcmp(buf, "verdict coro_vs_fcontext missed 1.235 1.21 1.3\n") == 0, "the line: \"%s\"", buf);
+    CHECK(strcmp(buf, "verdict coro_vs_fcontext missed 1.245 1.21 1.3\n") == 0, "the line: \"%s\"", buf);
     verdict_init(&v, "quick", VERDICT_AT_LEAST, 1.0, 1, 1);
     verdict_add(&v, 2.5);
     printed(&v, buf, sizeof buf);

@@ -8,9 +8,10 @@
 # their tables and lines ("bench <name> <value> <unit>") and fail on no
 # number; this script fails only when something cannot be built or run.
 # Each target is a verdict (bench/verdict.h): the median of paired rounds'
-# ratios and its distribution-free interval at 95% or more, met or missed
-# only when the whole interval is on one side of the bound, else undecided;
-# the benchmarks add rounds while a target is undecided, up to a cap, and
+# ratios and its distribution-free interval, met or missed only when the
+# whole interval is on one side of the bound, else undecided; the
+# benchmarks add rounds while a target is undecided, up to a cap, judging
+# it at looks whose intervals share 95% among them (Bonferroni), and
 # print "verdict <name> <met|missed|undecided> <ratio> <lo> <hi>".
 #
 # Runs, in order: coro_bench (coroutines against swapcontext and Boost.Context's

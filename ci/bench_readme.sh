@@ -117,10 +117,12 @@ END {
     }
     print ""
     print "Each target is a verdict on rounds that measure the two sides back to back, their order alternating:" \
-        " the median of the rounds\047 ratios and its distribution-free confidence interval (sign test, at least 95%)," \
-        " shown as verdict (median, interval); met when the whole interval is on the target\047s side of its bound," \
-        " missed when it is wholly on the other side, undecided when the bound is inside it (rounds are added while" \
-        " undecided, up to a cap). Resident sizes are counters, judged on their reading."
+        " the median of the rounds\047 ratios and its distribution-free confidence interval (sign test, at least 95%" \
+        " over all of the verdict\047s looks), shown as verdict (median, interval); met when the whole interval is on" \
+        " the target\047s side of its bound, missed when it is wholly on the other side, undecided when the bound is" \
+        " inside it. A verdict is judged at looks, its minimum of rounds and then twice the rounds each time up to a" \
+        " cap, while it stays undecided; the 5% it may be wrong is shared over its looks (Bonferroni), so every look" \
+        " has a wider interval than one look alone would. Resident sizes are counters, judged on their reading."
     print ""
     print "| benchmark | figure | target | result |"
     print "|---|---|---|---|"
