@@ -232,13 +232,73 @@ GB_TEST(a_region_its_witness_pinned_is_tried_when_the_witness_yields)
     CHECK(gb_coro_resume(c));
     gb_leave(r);
     CHECK_EQ(gbt_stats().regions_retired, 1);
-    uint64_t tries = gbt_stats().pin_tries;
+    uint64_t tries = gbt_stats().pin_tries, cold = gb__coro_cold;
     CHECK(gb_coro_resume(c)); /* lets go, yields: the region is tried */
     CHECK(gbt_stats().pin_tries > tries);
+    /* A freeze that hands a region over is the full path's, out of line. */
+    CHECK(gb__coro_cold > cold);
     /* Finished: its stack is dead, and the region goes. */
     CHECK(!gb_coro_resume(c));
     CHECK_EQ(gbt_stats().regions_retired, 0);
     gb_coro_free(c);
+    check_all_given_back();
+}
+
+/* The common case of a round trip never leaves the fast path
+ * (coro_path.h): this thread's count of switches that took the full path
+ * out of line stays where it was over a thousand round trips, from the
+ * thread's own stack and from a coroutine that resumes another, whose
+ * freeze moves it to the head of the frozen list every time. Under ASan
+ * every yield takes the full path, for its fiber hook, and nothing else
+ * does. */
+static void yield_n(void *arg)
+{
+    for (int i = 0; i < *(int *)arg; i++)
+        gb_coro_yield();
+}
+
+typedef struct nested_trips {
+    gb_coro *inner;
+    int n;
+    uint64_t cold;
+    bool frozen_while_running;
+} nested_trips;
+
+static void resume_inner_n(void *arg)
+{
+    nested_trips *x = arg;
+    gb__frozen *me = &gb__self()->cur_coro->fz;
+    CHECK(gb_coro_resume(x->inner));
+    uint64_t cold = gb__coro_cold;
+    for (int i = 1; i < x->n; i++) {
+        CHECK(gb_coro_resume(x->inner));
+        /* Back from the inner one's yield: running, so thawed. */
+        x->frozen_while_running |= gb__pin_is_frozen(me);
+    }
+    x->cold = gb__coro_cold - cold;
+}
+
+GB_TEST(round_trips_in_the_common_case_stay_on_the_fast_path)
+{
+    int n = 1000;
+    gb_coro *c = gb_coro_new(yield_n, &n, 0);
+    CHECK(gb_coro_resume(c));
+    uint64_t cold = gb__coro_cold;
+    for (int i = 1; i < n; i++)
+        CHECK(gb_coro_resume(c));
+    uint64_t yields_cold = GB__CP_ASAN ? (uint64_t)(n - 1) : 0;
+    CHECK_EQ(gb__coro_cold - cold, yields_cold);
+    CHECK(!gb_coro_resume(c));
+    gb_coro_free(c);
+
+    nested_trips x = {.inner = gb_coro_new(yield_n, &n, 0), .n = n};
+    gb_coro *outer = gb_coro_new(resume_inner_n, &x, 0);
+    CHECK(!gb_coro_resume(outer));
+    CHECK_EQ(x.cold, yields_cold);
+    CHECK(!x.frozen_while_running);
+    gb_coro_free(outer);
+    CHECK(!gb_coro_resume(x.inner));
+    gb_coro_free(x.inner);
     check_all_given_back();
 }
 
@@ -270,6 +330,45 @@ GB_TEST(a_coroutine_waiting_on_another_pins_too)
     gb_coro *outer = gb_coro_new(outer_holds, &retired, 0);
     gb_coro_resume(outer);
     CHECK_EQ(retired, 1);
+    gb_coro_free(outer);
+    check_all_given_back();
+}
+
+/* A resume whose resumer hands a region over as it freezes is the full
+ * path's, out of line: the one resumed sees the count of this thread's
+ * switches that left the fast path one higher than just before. */
+typedef struct cold_seen {
+    uint64_t before, at_start;
+} cold_seen;
+
+static void note_cold(void *arg)
+{
+    ((cold_seen *)arg)->at_start = gb__coro_cold;
+    gb_coro_yield();
+}
+
+static void pin_then_resume(void *arg)
+{
+    cold_seen *seen = arg;
+    void *volatile p = NULL;
+    gb_coro *inner = gb_coro_new(inner_leaves, (void *)&p, 0);
+    gb_coro_resume(inner);
+    gb_coro_resume(inner); /* inner leaves r while this one points into it */
+    CHECK_EQ(gbt_stats().regions_retired, 1);
+    gb_coro *next = gb_coro_new(note_cold, seen, 0);
+    seen->before = gb__coro_cold;
+    CHECK(gb_coro_resume(next));
+    gb_coro_free(next);
+    gb_coro_free(inner);
+    p = NULL;
+}
+
+GB_TEST(a_resume_whose_resumer_hands_a_region_over_takes_the_full_path)
+{
+    cold_seen seen = {0};
+    gb_coro *outer = gb_coro_new(pin_then_resume, &seen, 0);
+    CHECK(!gb_coro_resume(outer));
+    CHECK_EQ(seen.at_start - seen.before, 1);
     gb_coro_free(outer);
     check_all_given_back();
 }
@@ -479,6 +578,19 @@ static void yield_outside(void)
 GB_TEST(yielding_outside_a_coroutine_stops)
 {
     gbt_expect_death(yield_outside, "gb_coro_yield: called outside any coroutine");
+}
+
+/* The same on a thread the runtime already knows: its state is there, no
+ * coroutine runs. */
+static void yield_outside_known(void)
+{
+    gb_leave(gb_enter());
+    gb_coro_yield();
+}
+
+GB_TEST(yielding_outside_a_coroutine_on_a_thread_the_runtime_knows_stops)
+{
+    gbt_expect_death(yield_outside_known, "gb_coro_yield: called outside any coroutine");
 }
 
 static void free_self_body(void *arg)

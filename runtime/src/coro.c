@@ -246,13 +246,17 @@ gb_coro *gb_coro_new(gb_coro_fn fn, void *arg, size_t stack_size)
     return gb__coro_handle_of(c);
 }
 
+_Thread_local uint64_t gb__coro_cold;
+
 bool gb__coro_resume_cold(gb_coro *h, gb_coro *c, unsigned stages)
 {
+    gb__coro_cold++;
     return gb__coro_resume_full(gb__self(), h, c, stages);
 }
 
 void gb__coro_yield_cold(gb_coro *c, unsigned stages)
 {
+    gb__coro_cold++;
     gb__coro_yield_full(gb__self(), c, stages);
 }
 

@@ -214,9 +214,12 @@ __attribute__((always_inline)) static inline void gb__coro_yield_full(gb__thread
  * not to be taken. */
 
 /* Out of line (coro.c): the full paths, on this thread's state found or
- * made (gb__self), for whatever the fast paths do not take. */
+ * made (gb__self), for whatever the fast paths do not take. Each counts
+ * itself in gb__coro_cold, this thread's count of switches that left the
+ * fast path, which the tests read: the common case never does. */
 __attribute__((cold)) bool gb__coro_resume_cold(gb_coro *h, gb_coro *c, unsigned stages);
 __attribute__((cold)) void gb__coro_yield_cold(gb_coro *c, unsigned stages);
+extern _Thread_local uint64_t gb__coro_cold;
 
 /* gb__coro_resume_full's contract, t being gb__tls (NULL before the
  * thread's first call). */
@@ -231,12 +234,14 @@ __attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__threa
             return gb__coro_resume_cold(h, c, stages);
     }
     gb_coro *me = t->cur_coro;
-    if ((stages & GB__CP_FREEZE) && me && GB__UNLIKELY(!gb__pin_freeze_is_mark(&t->pins, &me->fz)))
+    if ((stages & GB__CP_FREEZE) && me && GB__UNLIKELY(gb__pin_freeze_hands_over(&me->fz)))
         return gb__coro_resume_cold(h, c, stages);
+    /* The one running is never frozen, nor the one it resumes running. */
+    GB__ASSERT(!me || !gb__pin_is_frozen(&me->fz));
     /* Nothing rare: from here on, the full path's stores alone. */
     if (stages & GB__CP_FREEZE) {
         if (me)
-            gb__pin_frozen_mark(&me->fz);
+            gb__pin_frozen_mark(&t->pins, &me->fz);
         gb__pin_frozen_remove(&c->fz);
         gb__pin_thawed(&c->fz);
     }
@@ -256,9 +261,9 @@ __attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__threa
 }
 
 /* gb__coro_yield_full's contract, t being gb__tls. Rare here: no thread
- * state or no coroutine running (the full path stops the process), the
- * yielder's freeze more than a mark, and the rare work (regions to try,
- * the ASan hook), which runs on the full path. */
+ * state or no coroutine running (the full path stops the process), a
+ * yielder's freeze that hands regions over, and the rare work (regions to
+ * try, the ASan hook), which runs on the full path. */
 __attribute__((always_inline)) static inline void gb__coro_yield_path(gb__thread *t, gb_coro *c,
                                                                       unsigned stages)
 {
@@ -275,7 +280,7 @@ __attribute__((always_inline)) static inline void gb__coro_yield_path(gb__thread
     }
     if ((stages & GB__CP_FREEZE) &&
         GB__UNLIKELY(GB__CP_ASAN || !gb__list_empty(&t->pins.retired_dirty) ||
-                     !gb__pin_freeze_is_mark(&t->pins, &c->fz))) {
+                     gb__pin_freeze_hands_over(&c->fz))) {
         gb__coro_yield_cold(c, stages);
         return;
     }
@@ -284,7 +289,7 @@ __attribute__((always_inline)) static inline void gb__coro_yield_path(gb__thread
         c->status = GB_CORO_SUSPENDED;
     gb_coro *me = c->caller;
     if (stages & GB__CP_FREEZE)
-        gb__pin_frozen_mark(&c->fz);
+        gb__pin_frozen_mark(&t->pins, &c->fz);
     if (stages & GB__CP_HANDLE)
         t->cur_coro = me;
     if (stages & GB__CP_RSTACK)

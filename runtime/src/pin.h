@@ -148,14 +148,22 @@ static inline bool gb__pin_is_frozen(const gb__frozen *f)
     return f->frozen;
 }
 
-/* f's stack stops changing: it is the head of p's frozen list. Its stack
- * changed since it was last frozen, so what it witnessed needs another try
- * against the stack as it is now. */
-static inline void gb__pin_frozen_push(gb__pins *p, gb__frozen *f)
+/* True when freezing f hands regions over for a try (it is not frozen
+ * and witnessed some): the one part of gb__pin_frozen_push that calls out
+ * of line. */
+static inline bool gb__pin_freeze_hands_over(const gb__frozen *f)
 {
+    return !gb__pin_is_frozen(f) && !gb__list_empty(&f->witnessed);
+}
+
+/* gb__pin_frozen_push where it hands nothing over: f marked frozen and
+ * put at the head of p's frozen list, in a few stores and no call (the
+ * coroutine switch's fast path, coro_path.h). */
+static inline void gb__pin_frozen_mark(gb__pins *p, gb__frozen *f)
+{
+    GB__ASSERT(!gb__pin_freeze_hands_over(f));
     if (gb__pin_is_frozen(f))
         return;
-    gb__pin_witness_gone(p, f);
     f->frozen = true;
     GB__CHECK_AT(gb__pin_summary_check(f));
     if (GB__LIKELY(p->frozen.next == &f->flink))
@@ -165,23 +173,15 @@ static inline void gb__pin_frozen_push(gb__pins *p, gb__frozen *f)
     gb__list_push(&p->frozen, &f->flink);
 }
 
-/* True when freezing f (gb__pin_frozen_push) is a mark alone: it is
- * frozen already, or it witnessed nothing and heads p's frozen list (the
- * stack that froze last before it ran, the common case of a switch). */
-static inline bool gb__pin_freeze_is_mark(const gb__pins *p, const gb__frozen *f)
+/* f's stack stops changing: it is the head of p's frozen list. Its stack
+ * changed since it was last frozen, so what it witnessed needs another try
+ * against the stack as it is now. */
+static inline void gb__pin_frozen_push(gb__pins *p, gb__frozen *f)
 {
-    return gb__pin_is_frozen(f) || (gb__list_empty(&f->witnessed) && p->frozen.next == &f->flink);
-}
-
-/* gb__pin_frozen_push where gb__pin_freeze_is_mark said it is a mark:
- * nothing to hand over and no link to move, so no call out. */
-static inline void gb__pin_frozen_mark(gb__frozen *f)
-{
-    GB__ASSERT(gb__list_empty(&f->witnessed) || gb__pin_is_frozen(f));
     if (gb__pin_is_frozen(f))
         return;
-    f->frozen = true;
-    GB__CHECK_AT(gb__pin_summary_check(f));
+    gb__pin_witness_gone(p, f);
+    gb__pin_frozen_mark(p, f);
 }
 
 /* f is about to run: its stack is no longer frozen. It stays on the list
