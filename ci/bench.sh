@@ -29,8 +29,8 @@
 # figures, "<name>\t<value>\t<unit>", and the verdicts,
 # "verdict\t<name>\t<state>\t<ratio>\t<lo>\t<hi>"), meta.tsv (when, which
 # commit, which machine: "<key>\t<value>"), gbprobe.csv, and charts/
-# (ci/charts.sh). Takes 12 to 15 minutes on 2 cores (22 on a machine busy
-# with another build), more when targets stay undecided up to their caps;
+# (ci/charts.sh). Takes about 7 minutes on 2 cores (12 beside two busy
+# loops), more when targets stay undecided up to their caps;
 # --quick is a smoke run of under a minute with small counts (its figures
 # are not comparable, many of its verdicts undecided, and it never touches
 # the README). --readme then rewrites the README's performance table from
