@@ -125,21 +125,13 @@ void gb__coro_resumer_lands(void *c);
  * common case and hand every other one to these, through a cold function
  * (coro.c) that starts again from the thread's state. */
 
-/* Resumes c (named by h when GB__CP_HANDLE is in stages, else c is given)
- * on thread t: returns what the yield or end of c passes back (true while
- * c has not finished). */
-__attribute__((always_inline)) static inline bool gb__coro_resume_full(gb__thread *t, gb_coro *h,
-                                                                       gb_coro *c, unsigned stages)
+/* The rest of a resume once c is known and its resumer me (NULL: the
+ * thread's own stack) is frozen, the same on both paths: c thawed and made
+ * the running coroutine, its region stack in force, the switch into it. */
+__attribute__((always_inline)) static inline bool gb__coro_resume_to(gb__thread *t, gb_coro *c, gb_coro *me,
+                                                                     unsigned stages)
 {
-    if (stages & GB__CP_HANDLE) {
-        c = gb__coro_of(t, "gb_coro_resume", h);
-        if (GB__UNLIKELY(c->status != GB_CORO_SUSPENDED))
-            gb__coro_die_resume(c, h);
-    }
-    gb_coro *me = t->cur_coro;
     if (stages & GB__CP_FREEZE) {
-        if (me)
-            gb__pin_frozen_push(&t->pins, &me->fz);
         gb__pin_frozen_remove(&c->fz);
         gb__pin_thawed(&c->fz);
     }
@@ -156,6 +148,23 @@ __attribute__((always_inline)) static inline bool gb__coro_resume_full(gb__threa
                    (size_t)(c->stack.hi - c->stack.lo));
     gb__tsan_enter(c);
     return gb__switch_bool(me ? &me->fz.sp : &t->main_sp, c->fz.sp, 0);
+}
+
+/* Resumes c (named by h when GB__CP_HANDLE is in stages, else c is given)
+ * on thread t: returns what the yield or end of c passes back (true while
+ * c has not finished). */
+__attribute__((always_inline)) static inline bool gb__coro_resume_full(gb__thread *t, gb_coro *h,
+                                                                       gb_coro *c, unsigned stages)
+{
+    if (stages & GB__CP_HANDLE) {
+        c = gb__coro_of(t, "gb_coro_resume", h);
+        if (GB__UNLIKELY(c->status != GB_CORO_SUSPENDED))
+            gb__coro_die_resume(c, h);
+    }
+    gb_coro *me = t->cur_coro;
+    if ((stages & GB__CP_FREEZE) && me)
+        gb__pin_frozen_push(&t->pins, &me->fz);
+    return gb__coro_resume_to(t, c, me, stages);
 }
 
 /* Yields the running coroutine of thread t (c, given, when GB__CP_HANDLE
@@ -239,25 +248,9 @@ __attribute__((always_inline)) static inline bool gb__coro_resume_path(gb__threa
     /* The one running is never frozen, nor the one it resumes running. */
     GB__ASSERT(!me || !gb__pin_is_frozen(&me->fz));
     /* Nothing rare: from here on, the full path's stores alone. */
-    if (stages & GB__CP_FREEZE) {
-        if (me)
-            gb__pin_frozen_mark(&t->pins, &me->fz);
-        gb__pin_frozen_remove(&c->fz);
-        gb__pin_thawed(&c->fz);
-    }
-    if (stages & GB__CP_HANDLE) {
-        c->caller = me;
-        c->status = GB_CORO_RUNNING;
-        t->cur_coro = c;
-    }
-    if (stages & GB__CP_RSTACK) {
-        c->rstack.resumer = t->cur;
-        t->cur = &c->rstack;
-    }
-    gb__asan_start(me ? &me->asan_fake : &t->asan_fake_main, c->stack.lo,
-                   (size_t)(c->stack.hi - c->stack.lo));
-    gb__tsan_enter(c);
-    return gb__switch_bool(me ? &me->fz.sp : &t->main_sp, c->fz.sp, 0);
+    if ((stages & GB__CP_FREEZE) && me)
+        gb__pin_frozen_mark(&t->pins, &me->fz);
+    return gb__coro_resume_to(t, c, me, stages);
 }
 
 /* gb__coro_yield_full's contract, t being gb__tls. Rare here: no thread
