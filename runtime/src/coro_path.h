@@ -64,8 +64,8 @@ gb_coro *gb__coro_of_slow(const char *who, const gb_coro *h);
  * common case. The common case is one slot read: the slot is t's (only t
  * stores t there, and it clears the owner before the slot is freed, so
  * its occupant is t's own and alive) and its occupant's handle is h,
- * generation included. Anything else (NULL, a
- * freed or bogus handle, another thread's) is for the full decode. */
+ * generation included. Anything else (NULL, a freed or bogus handle,
+ * another thread's) is for the full decode. */
 static inline gb_coro *gb__coro_find(gb__thread *t, const gb_coro *h)
 {
     uintptr_t v = (uintptr_t)h;
@@ -119,11 +119,11 @@ void gb__coro_resumer_lands(void *c);
 
 /* ------------------------------------------------------------ the full paths
  *
- * Every case, the rare ones included: the handle decoded in full, the
- * pinning bookkeeping that moves a list or hands witnessed regions over
- * for a try, the rare work of a yield. The fast paths below take the
- * common case and hand every other one to these, through a cold function
- * (coro.c) that starts again from the thread's state. */
+ * Every case, the rare ones included: the handle decoded in full, a
+ * freeze that hands witnessed regions over for a try, the rare work of a
+ * yield. The fast paths below take the common case and hand every other
+ * one to these, through a cold function (coro.c) that starts again from
+ * the thread's state. */
 
 /* The rest of a resume once c is known and its resumer me (NULL: the
  * thread's own stack) is frozen, the same on both paths: c thawed and made
@@ -211,16 +211,16 @@ __attribute__((always_inline)) static inline void gb__coro_yield_full(gb__thread
 /* ------------------------------------------------------------ the fast paths
  *
  * A round trip is a few tens of cycles, and a path that may call out (the
- * full decode, a thread's first state, a list move) keeps its values in
- * registers the callee must preserve: each function then saves and
- * restores up to six of them around a switch that saves the same six
- * again, 3.3 ns of the 5.1 the runtime added to the bare switch's 12.5
- * (x86-64, bench/coro_bench.c). So each path below first checks that
- * nothing rare holds, changing nothing, and hands the whole operation to
- * the cold full path when anything does; past the checks it only stores
- * and switches, calls nothing but the switch, and needs no register
- * saved. The common case is the full path's, with every rare branch known
- * not to be taken. */
+ * full decode, a thread's first state, a freeze that hands regions over)
+ * keeps its values in registers the callee must preserve: each function
+ * then saves and restores up to six of them around a switch that saves
+ * the same six again, 3.3 ns of the 5.1 the runtime added to the bare
+ * switch's 12.5 (x86-64, bench/coro_bench.c). So each path below first
+ * checks that nothing rare holds, changing nothing, and hands the whole
+ * operation to the cold full path when anything does; past the checks it
+ * only stores and switches, calls nothing but the switch, and needs no
+ * register saved. The common case is the full path's, with every rare
+ * branch known not to be taken. */
 
 /* Out of line (coro.c): the full paths, on this thread's state found or
  * made (gb__self), for whatever the fast paths do not take. Each counts
