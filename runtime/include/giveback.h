@@ -137,7 +137,11 @@ typedef struct gb_options {
     size_t map_budget;
     /* First block of a region and the cap of the geometric growth, in bytes.
      * 0: defaults (4 KiB, and 64 MiB with huge pages or 1 MiB without). An
-     * allocation larger than the cap gets a block of its own. */
+     * allocation larger than the cap gets a block of its own. A region
+     * starts instead in the block of the chain's sizes that would have held
+     * the last region its thread freed, where the thread's block cache
+     * holds one (never a fresh mapping, nor under gb_region_limit): the
+     * memory that region wrote, still in the CPU's caches. */
     size_t first_block;
     size_t block_cap;
     /* Bytes of recently given-back mapped blocks the process keeps, all

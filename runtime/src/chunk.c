@@ -82,6 +82,11 @@ size_t gb__chunk_size_for(size_t n)
     return gb__fix_chunk_is_mapped(n) ? gb__map_class_size(n, "chunk") : n;
 }
 
+bool gb__chunk_cached(const gb__cache *cache, size_t n)
+{
+    return gb__fix_chunk_is_mapped(n) && gb__map_cached(cache, gb__map_class_size(n, "chunk"));
+}
+
 void gb__chunk_put(gb__cache *cache, gb__chunk c)
 {
     if (c.src == GB__SRC_MAP) {

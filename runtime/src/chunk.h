@@ -40,6 +40,11 @@ bool gb__chunk_try_get(gb__cache *cache, size_t n, unsigned how, gb__chunk *out)
  * for a mapped one): what a region under a limit would hold. */
 size_t gb__chunk_size_for(size_t n);
 
+/* Whether gb__chunk_try_get of n bytes would take a cached mapping of
+ * exactly the size a fresh one would have: one given back to cache, still
+ * resident. */
+bool gb__chunk_cached(const gb__cache *cache, size_t n);
+
 /* Gives a chunk back: a mapped block into cache while the process's bound
  * has room (fix/cache_bound.c), else to the OS (gb__map_give); a slab's
  * chunk to its slab; free for HEAP. */

@@ -471,6 +471,12 @@ gb__map_result gb__map_take(gb__cache *cache, size_t size, bool fit, gb__chunk *
     return GB__MAP_TAKEN;
 }
 
+bool gb__map_cached(const gb__cache *cache, size_t size)
+{
+    int k = cache_class(size);
+    return k >= 0 && cache->head[k] != NULL;
+}
+
 bool gb__map_populates(gb__chunk *c)
 {
     bool fresh = c->fresh;

@@ -94,6 +94,10 @@ gb__map_result gb__map_take(gb__cache *cache, size_t size, bool fit, gb__chunk *
  * chunk is asked once. */
 bool gb__map_populates(gb__chunk *c);
 
+/* Whether cache holds a block of `size` bytes (a class size) exactly: the
+ * next gb__map_take of that size is then a cache hit of that size. */
+bool gb__map_cached(const gb__cache *cache, size_t size);
+
 /* The least a populate step makes resident. */
 #define GB__MAP_STEP_MIN (8 * GB__KIB)
 

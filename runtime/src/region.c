@@ -312,6 +312,25 @@ static void *alloc_block(gb_region *r, size_t a, gb_oom_reason *why)
         return p;
     }
     size_t size = r->next_size;
+    /* A chain's first block is taken at the thread's warm size (region.h,
+     * gb__mem) where the cache holds a block of it: the block the last
+     * region freed on this thread, or one like it, whose memory the CPU's
+     * caches still hold. Regions entered one after another are often
+     * alike, and one that starts in the warm block writes what its
+     * predecessor wrote; one that doubles from the first block instead
+     * spreads the same bytes over blocks of each size the cache holds,
+     * and writes more distinct memory than the caches keep (regions of
+     * 256 KiB in a loop wrote 547 KiB of distinct pages per 16 regions
+     * that way, against 368 KiB with blocks from glibc's heap, which
+     * carves every region's blocks from the same place). Only a cached
+     * block is taken so: resident already, what the region leaves
+     * unwritten in it costs no memory, where a fresh mapping of that size
+     * would be faulted or populated for a region that may want less. A
+     * region under a limit grows as it would: the larger block could take
+     * room the limit leaves for later ones. */
+    gb__mem *m = r->home;
+    if (!r->cur_block && !r->limit && m->warm > size && gb__chunk_cached(&m->cache, m->warm))
+        size = m->warm;
     while (size - GB__BLOCK_HDR < a)
         size *= 2;
     if (size > cap)
@@ -593,12 +612,39 @@ gb__block *gb__region_unhook(gb_region *r)
     return r->blocks;
 }
 
+/* The thread's warm size after it frees a region whose chained blocks
+ * held `used` bytes, headers and the current block's unused end left
+ * out: the smallest of the chain's sizes (the first block doubled, or the
+ * cap) that would have held them all in one block; 0 when even the cap
+ * would not. A region of that size starts in blocks of the cap either
+ * way, and one that started in the warm block would then ask for the
+ * cap's blocks where its predecessor took smaller ones, which the cache
+ * holds: a like region would map a fresh block. */
+static size_t warm_size(size_t used)
+{
+    size_t cap = gb__cfg.block_cap, size = gb__cfg.first_block;
+    if (used > cap - GB__BLOCK_HDR)
+        return 0;
+    while (size - GB__BLOCK_HDR < used)
+        size = size <= cap - size ? size * 2 : cap;
+    return size;
+}
+
 void gb__region_free(gb_region *r)
 {
+    /* What the chain used: its blocks' payloads but the current block's
+     * unused end (the descriptor a pinned region's reset retires its
+     * contents under has no current block: its chain counts whole). Solo
+     * blocks each held one large allocation. */
+    size_t used = 0, unused = r->cur_block ? (size_t)(block_top(r->cur_block) - r->bump) : 0;
     for (gb__block *b = gb__region_unhook(r), *next; b; b = next) {
         next = b->next;
+        if (!b->solo)
+            used += b->chunk.size - GB__BLOCK_HDR;
         gb__chunk_put(&r->home->cache, b->chunk);
     }
+    GB__ASSERT(used >= unused);
+    r->home->warm = warm_size(used - unused);
 }
 
 void gb__region_empty(gb_region *r, size_t keep_bytes)

@@ -31,7 +31,11 @@ typedef struct gb__frozen gb__frozen;
  *     reused before the shared pool; dspare is an empty page kept for the
  *     next region, counted as a cached block (bytes_cached,
  *     mappings_cached; within the process's bound, outside cache.bytes)
- *     until gb_sweep or thread exit (gb__handle_trim). */
+ *     until gb_sweep or thread exit (gb__handle_trim);
+ *   - warm is the chain block that would have held the whole chain of
+ *     the last region this thread freed (gb__region_free): a region's
+ *     first chained block is taken at that size where the cache holds a
+ *     block of it (region.c, alloc_block). */
 typedef struct gb__mem {
     gb__cache cache;
     gb__index index;
@@ -51,6 +55,7 @@ typedef struct gb__mem {
      * reserved within the process's cache bound and counted as cached;
      * taken into the cache with the slots (gb__handle_collect). */
     void *dblocks;
+    size_t warm;
 } gb__mem;
 
 /* A block of a region: a chunk whose first bytes are this header, followed
