@@ -221,3 +221,28 @@ GB_TEST(a_solo_block_leaves_the_warm_size_to_the_chain)
     gb_leave(r);
     CHECK_EQ(warm(), 256 * KIB);
 }
+
+/* The smallest mapping's class (map_min, 16 KiB: the cache's first list)
+ * is warm like the others: a region that filled its 4 and 8 KiB blocks
+ * (a slab's chunks) and took 16 bytes of a 16 KiB one leaves that block
+ * warm, and the next region starts in it. */
+GB_TEST(the_smallest_mappings_class_is_warm_like_the_others)
+{
+    init_map(0);
+    size_t first = first_block_bytes();
+    GBT_SKIP_IF(first >= gb__cfg.map_min, "the first block is a chunk of the smallest mapping's size or more here "
+                                          "(16 KiB pages): the chain never takes a smaller block before one of it");
+    CHECK_EQ(first, 4 * KIB);
+    CHECK_EQ(gb__cfg.map_min, 16 * KIB);
+    gb_region *r = gb_enter();
+    gb_alloc(4 * KIB - HDR);
+    gb_alloc(8 * KIB - HDR);
+    char *last = gb_alloc(16);
+    CHECK_EQ(block_of(last)->chunk.size, 16 * KIB);
+    gb_leave(r);
+    CHECK_EQ(warm(), 16 * KIB);
+    r = gb_enter();
+    gb_alloc(16);
+    CHECK_EQ(gb_region_bytes(r), 16 * KIB);
+    gb_leave(r);
+}
