@@ -16,14 +16,22 @@
 #define MIB (KIB * 1024)
 #define HDR GB__BLOCK_HDR
 
-static void init_map(size_t first_block)
+static void init_map_cached(size_t first_block, size_t cache_bytes)
 {
     gb_options o;
     gb_options_init(&o);
     o.blocks = GB_BLOCKS_MAP;
     o.first_block = first_block;
     o.block_cap = MIB;
+    o.cache_bytes = cache_bytes;
     gb_init(&o);
+}
+
+/* The cache bound of 8 MiB (the default), whose eighth is the cap: every
+ * warm size is within it. */
+static void init_map(size_t first_block)
+{
+    init_map_cached(first_block, 8 * MIB);
 }
 
 /* The block p lies in, by the thread's address index. */
@@ -68,8 +76,9 @@ static size_t warm(void)
 }
 
 /* A region of 200 KiB and then 100 KiB chains a 256 KiB block and a
- * 512 KiB one; the 512 KiB one alone would have held both. */
-static const gb__block *chain_two_blocks(void)
+ * 512 KiB one; the 512 KiB one alone would have held both, and is warm
+ * where the cache's bound is 4 MiB or more. */
+static const gb__block *chain_two_blocks_warm(size_t want)
 {
     gb_region *r = gb_enter();
     memset(gb_alloc(200 * KIB), 0x5a, 200 * KIB);
@@ -79,8 +88,13 @@ static const gb__block *chain_two_blocks(void)
     CHECK_EQ(b->chunk.size, 512 * KIB);
     CHECK_EQ(gb_region_bytes(r), 256 * KIB + 512 * KIB);
     gb_leave(r);
-    CHECK_EQ(warm(), 512 * KIB);
+    CHECK_EQ(warm(), want);
     return b;
+}
+
+static const gb__block *chain_two_blocks(void)
+{
+    return chain_two_blocks_warm(512 * KIB);
 }
 
 /* The next region starts in the block the last one wrote last, and
@@ -244,5 +258,31 @@ GB_TEST(the_smallest_mappings_class_is_warm_like_the_others)
     r = gb_enter();
     gb_alloc(16);
     CHECK_EQ(gb_region_bytes(r), 16 * KIB);
+    gb_leave(r);
+}
+
+/* A warm block is at most an eighth of the cache's bound: with a bound
+ * of 4 MiB the 512 KiB block is warm, and the next region starts in it. */
+GB_TEST(a_warm_block_of_an_eighth_of_the_cache_bound_is_taken)
+{
+    init_map_cached(0, 4 * MIB);
+    const gb__block *wrote = chain_two_blocks_warm(512 * KIB);
+    gb_region *r = gb_enter();
+    CHECK(gb_alloc(16) == (const char *)wrote + HDR);
+    gb_leave(r);
+}
+
+/* With a bound of 4 MiB less a page, it is past the eighth: no warm
+ * size, and the next region starts at the first block, though the 512
+ * KiB block is cached. */
+GB_TEST(a_block_past_an_eighth_of_the_cache_bound_is_not_warm)
+{
+    init_map_cached(0, 4 * MIB - 4 * KIB);
+    size_t first = first_block_bytes();
+    chain_two_blocks_warm(0);
+    CHECK(gb__chunk_cached(&gb__self()->mem.cache, 512 * KIB));
+    gb_region *r = gb_enter();
+    gb_alloc(16);
+    CHECK_EQ(gb_region_bytes(r), first);
     gb_leave(r);
 }

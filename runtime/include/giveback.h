@@ -140,8 +140,9 @@ typedef struct gb_options {
      * allocation larger than the cap gets a block of its own. A region
      * starts instead in the block of the chain's sizes that would have held
      * the last region its thread freed, where the thread's block cache
-     * holds one (never a fresh mapping, nor under gb_region_limit): the
-     * memory that region wrote, still in the CPU's caches. */
+     * holds one and it is at most an eighth of the cache's bound (never a
+     * fresh mapping, nor under gb_region_limit): the memory that region
+     * wrote, still in the CPU's caches. */
     size_t first_block;
     size_t block_cap;
     /* Bytes of recently given-back mapped blocks the process keeps, all
