@@ -9,6 +9,7 @@
 #include "common.h"
 #include "internal.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -118,19 +119,31 @@ GB_TEST(a_region_after_a_like_one_starts_in_the_block_it_wrote_last)
     gbt_check_all_given_back();
 }
 
+/* After a region that left the 512 KiB block warm, the next region's
+ * first block is the first block's size where the cache was given back
+ * in between (sweep) or the region is under a limit (limit, 0 for
+ * none). */
+static void check_starts_at_the_first_block(bool sweep, size_t limit)
+{
+    init_map(0);
+    size_t first = first_block_bytes();
+    chain_two_blocks();
+    if (sweep)
+        gb_sweep();
+    gb_region *r = gb_enter();
+    if (limit)
+        gb_region_limit(r, limit);
+    gb_alloc(100);
+    CHECK_EQ(gb_region_bytes(r), first);
+    gb_leave(r);
+}
+
 /* The warm block only ever comes from the cache: with none of its size
  * there (a sweep gave the cache back), the next region starts at the
  * first block, as a thread's first region does. */
 GB_TEST(with_no_cached_block_of_the_warm_size_a_region_starts_at_the_first_block)
 {
-    init_map(0);
-    size_t first = first_block_bytes();
-    chain_two_blocks();
-    gb_sweep();
-    gb_region *r = gb_enter();
-    gb_alloc(100);
-    CHECK_EQ(gb_region_bytes(r), first);
-    gb_leave(r);
+    check_starts_at_the_first_block(true, 0);
 }
 
 /* Under a limit a region grows from the first block, the warm block
@@ -138,14 +151,7 @@ GB_TEST(with_no_cached_block_of_the_warm_size_a_region_starts_at_the_first_block
  * for the blocks after it. */
 GB_TEST(a_region_under_a_limit_starts_at_the_first_block)
 {
-    init_map(0);
-    size_t first = first_block_bytes();
-    chain_two_blocks();
-    gb_region *r = gb_enter();
-    gb_region_limit(r, 4 * MIB);
-    gb_alloc(100);
-    CHECK_EQ(gb_region_bytes(r), first);
-    gb_leave(r);
+    check_starts_at_the_first_block(false, 4 * MIB);
 }
 
 /* Only a region's first chained block is warm. A region that started at
