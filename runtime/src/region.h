@@ -33,9 +33,10 @@ typedef struct gb__frozen gb__frozen;
  *     mappings_cached; within the process's bound, outside cache.bytes)
  *     until gb_sweep or thread exit (gb__handle_trim);
  *   - warm is the chain block that would have held the whole chain of
- *     the last region this thread freed (gb__region_free): a region's
- *     first chained block is taken at that size where the cache holds a
- *     block of it (region.c, alloc_block). */
+ *     the last region this thread freed (gb__region_free), or 0 when no
+ *     block within the cap and an eighth of the cache's bound would have
+ *     (region.c, warm_size): a region's first chained block is taken at
+ *     that size where the cache holds a block of it (alloc_block). */
 typedef struct gb__mem {
     gb__cache cache;
     gb__index index;
